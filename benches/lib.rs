@@ -1,0 +1,1 @@
+//! Shared benchmark inputs live in vrs-engine; this crate only holds criterion targets.

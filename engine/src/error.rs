@@ -1,0 +1,39 @@
+//! The engine's one error type.
+
+use thiserror::Error;
+
+/// Everything the engine can refuse. Every variant except `Internal` is the caller's fault:
+/// malformed input, an unknown name, or an out-of-range parameter.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// An encoded element has the wrong number of bytes for the modulus.
+    #[error("{what}: expected {expected} bytes, got {got}")]
+    WrongLength { what: &'static str, expected: usize, got: usize },
+    /// A hex string could not be decoded.
+    #[error("{what}: not valid hex: {reason}")]
+    BadHex { what: &'static str, reason: String },
+    /// An element is zero, ±1 where that is refused, ≥ N, or not the canonical
+    /// representative min(v, N − v) of its class in Z_N^*/{±1}.
+    #[error("{what}: {reason}")]
+    NotCanonical { what: &'static str, reason: &'static str },
+    /// The modulus is even, too small, too large or unknown.
+    #[error("modulus: {0}")]
+    BadModulus(String),
+    /// T must be at least 1.
+    #[error("iterations T must be at least 1")]
+    ZeroIterations,
+    /// A backend name that this build does not know (or was built without).
+    #[error("unknown backend {0:?}; available: {1}")]
+    UnknownBackend(String, String),
+    /// The Wesolowski prime ℓ is not the one hash-to-prime gives for (N, x, y, T).
+    #[error("proof: challenge prime l does not match hash-to-prime(N, x, y, T)")]
+    WrongChallenge,
+    /// π^ℓ · x^(2^T mod ℓ) ≠ y in Z_N^*/{±1}.
+    #[error("proof: pi^l * x^(2^T mod l) != y")]
+    ProofMismatch,
+    /// A broken internal invariant; never the caller's fault.
+    #[error("internal error: {0}")]
+    Internal(&'static str),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
