@@ -8,14 +8,21 @@ use thiserror::Error;
 pub enum Error {
     /// An encoded element has the wrong number of bytes for the modulus.
     #[error("{what}: expected {expected} bytes, got {got}")]
-    WrongLength { what: &'static str, expected: usize, got: usize },
+    WrongLength {
+        what: &'static str,
+        expected: usize,
+        got: usize,
+    },
     /// A hex string could not be decoded.
     #[error("{what}: not valid hex: {reason}")]
     BadHex { what: &'static str, reason: String },
     /// An element is zero, ±1 where that is refused, ≥ N, or not the canonical
     /// representative min(v, N − v) of its class in Z_N^*/{±1}.
     #[error("{what}: {reason}")]
-    NotCanonical { what: &'static str, reason: &'static str },
+    NotCanonical {
+        what: &'static str,
+        reason: &'static str,
+    },
     /// The modulus is even, too small, too large or unknown.
     #[error("modulus: {0}")]
     BadModulus(String),

@@ -31,8 +31,13 @@ impl Backend for CryptoBigint {
     fn prepare(modulus: &Modulus) -> Result<Self> {
         let odd = Odd::new(to_u2048(modulus.n()))
             .into_option()
-            .ok_or(Error::BadModulus("crypto-bigint needs an odd modulus".into()))?;
-        Ok(Self { params: FixedMontyParams::new_vartime(odd), byte_len: modulus.byte_len() })
+            .ok_or(Error::BadModulus(
+                "crypto-bigint needs an odd modulus".into(),
+            ))?;
+        Ok(Self {
+            params: FixedMontyParams::new_vartime(odd),
+            byte_len: modulus.byte_len(),
+        })
     }
 
     fn load(&self, v: &BigUint) -> Self::Elem {

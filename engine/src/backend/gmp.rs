@@ -31,7 +31,10 @@ impl Backend for Gmp {
     }
 
     fn prepare(modulus: &Modulus) -> Result<Self> {
-        Ok(Self { n: to_rug(modulus.n()), byte_len: modulus.byte_len() })
+        Ok(Self {
+            n: to_rug(modulus.n()),
+            byte_len: modulus.byte_len(),
+        })
     }
 
     fn load(&self, v: &BigUint) -> Integer {
@@ -74,7 +77,10 @@ impl Backend for GmpMulmod {
     }
 
     fn prepare(modulus: &Modulus) -> Result<Self> {
-        Ok(Self { n: to_rug(modulus.n()), byte_len: modulus.byte_len() })
+        Ok(Self {
+            n: to_rug(modulus.n()),
+            byte_len: modulus.byte_len(),
+        })
     }
 
     fn load(&self, v: &BigUint) -> Integer {

@@ -116,11 +116,18 @@ impl BackendKind {
 
     /// Parses a command-line name.
     pub fn parse(name: &str) -> Result<Self> {
-        Self::all().into_iter().find(|k| k.name() == name).ok_or_else(|| {
-            let names: Vec<_> = Self::all().iter().map(|k| k.name()).collect();
-            let hint = if name.starts_with("gmp") { " (gmp needs --features gmp)" } else { "" };
-            Error::UnknownBackend(name.to_owned(), format!("{}{hint}", names.join(", ")))
-        })
+        Self::all()
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<_> = Self::all().iter().map(|k| k.name()).collect();
+                let hint = if name.starts_with("gmp") {
+                    " (gmp needs --features gmp)"
+                } else {
+                    ""
+                };
+                Error::UnknownBackend(name.to_owned(), format!("{}{hint}", names.join(", ")))
+            })
     }
 }
 

@@ -20,7 +20,10 @@ impl Backend for Reference {
     }
 
     fn prepare(modulus: &Modulus) -> Result<Self> {
-        Ok(Self { n: modulus.n().clone(), byte_len: modulus.byte_len() })
+        Ok(Self {
+            n: modulus.n().clone(),
+            byte_len: modulus.byte_len(),
+        })
     }
 
     fn load(&self, v: &BigUint) -> BigUint {

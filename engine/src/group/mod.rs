@@ -80,14 +80,24 @@ impl Modulus {
         }
         let half = (&n - 1u32) >> 1;
         let byte_len = bits.div_ceil(8) as usize;
-        Ok(Self { id: id.to_owned(), n, half, byte_len })
+        Ok(Self {
+            id: id.to_owned(),
+            n,
+            half,
+            byte_len,
+        })
     }
 
     fn from_decimal_unchecked(id: &str, digits: &str) -> Self {
         let n = BigUint::parse_bytes(digits.as_bytes(), 10).unwrap_or_default();
         let half = (&n - 1u32) >> 1;
         let byte_len = n.bits().div_ceil(8) as usize;
-        Self { id: id.to_owned(), n, half, byte_len }
+        Self {
+            id: id.to_owned(),
+            n,
+            half,
+            byte_len,
+        }
     }
 
     /// The identifier recorded next to every output (`rsa2048`, `test512`, `hex:…`).
@@ -128,11 +138,17 @@ impl Modulus {
     /// The canonical element of the class of `v` (any v < N that is not 0).
     pub fn element(&self, v: &BigUint) -> Result<Element> {
         if v >= &self.n {
-            return Err(Error::NotCanonical { what: "element", reason: "not below N" });
+            return Err(Error::NotCanonical {
+                what: "element",
+                reason: "not below N",
+            });
         }
         let c = self.canonical(v);
         if c.is_zero() {
-            return Err(Error::NotCanonical { what: "element", reason: "zero is not in the group" });
+            return Err(Error::NotCanonical {
+                what: "element",
+                reason: "zero is not in the group",
+            });
         }
         Ok(Element(c))
     }
@@ -141,11 +157,18 @@ impl Modulus {
     /// zero, values ≥ N and non-canonical values (v > (N − 1)/2): each class has one encoding.
     pub fn decode(&self, what: &'static str, bytes: &[u8]) -> Result<Element> {
         if bytes.len() != self.byte_len {
-            return Err(Error::WrongLength { what, expected: self.byte_len, got: bytes.len() });
+            return Err(Error::WrongLength {
+                what,
+                expected: self.byte_len,
+                got: bytes.len(),
+            });
         }
         let v = BigUint::from_bytes_be(bytes);
         if v.is_zero() {
-            return Err(Error::NotCanonical { what, reason: "zero is not in the group" });
+            return Err(Error::NotCanonical {
+                what,
+                reason: "zero is not in the group",
+            });
         }
         if v > self.half {
             return Err(Error::NotCanonical {
@@ -160,7 +183,10 @@ impl Modulus {
     pub fn decode_input(&self, bytes: &[u8]) -> Result<Element> {
         let x = self.decode("x", bytes)?;
         if x.0.is_one() {
-            return Err(Error::NotCanonical { what: "x", reason: "±1 has order 2 and is refused" });
+            return Err(Error::NotCanonical {
+                what: "x",
+                reason: "±1 has order 2 and is refused",
+            });
         }
         Ok(x)
     }
@@ -236,7 +262,10 @@ impl Element {
 
 /// Decodes hex digits (upper or lower case, no prefix) with a clear error.
 pub fn decode_hex(what: &'static str, digits: &str) -> Result<Vec<u8>> {
-    hex::decode(digits.trim()).map_err(|e| Error::BadHex { what, reason: e.to_string() })
+    hex::decode(digits.trim()).map_err(|e| Error::BadHex {
+        what,
+        reason: e.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -256,10 +285,19 @@ mod tests {
     fn decode_refuses_malformed_elements() {
         let m = Modulus::by_name("test512").expect("named modulus");
         let len = m.byte_len();
-        assert!(matches!(m.decode("y", &vec![0; len - 1]), Err(Error::WrongLength { .. })));
-        assert!(matches!(m.decode("y", &vec![0; len]), Err(Error::NotCanonical { .. })));
+        assert!(matches!(
+            m.decode("y", &vec![0; len - 1]),
+            Err(Error::WrongLength { .. })
+        ));
+        assert!(matches!(
+            m.decode("y", &vec![0; len]),
+            Err(Error::NotCanonical { .. })
+        ));
         let n_minus_1 = m.encode_int(&(m.n() - 1u32));
-        assert!(matches!(m.decode("y", &n_minus_1), Err(Error::NotCanonical { .. })));
+        assert!(matches!(
+            m.decode("y", &n_minus_1),
+            Err(Error::NotCanonical { .. })
+        ));
         let n = m.encode_int(m.n());
         assert!(m.decode("y", &n).is_err());
         let one = m.encode_int(&BigUint::one());

@@ -11,4 +11,3 @@ pub const TEST512_HEX: &str = "c568b9f1b880e96816234f4c113b37517999ad9d548be8f75
 /// A 1024-bit product of two primes generated for tests. **Insecure**: its factors were
 /// known when it was made. Only for fast tests of code that is generic in the modulus.
 pub const TEST1024_HEX: &str = "c005415fc5e7e7a7ee518502e49bd810b3589b07ff253b9bebe5e4d59a0107d9e1b91427c8b6c8e532882bcb5210dd0206b7bfcd18b48d47ec392145018874a9baebd041afa7bf7e079c20da3ffe4a7e19cb4da8295f288118810abb0ed4697093bdd4c58d9e1fd23e73a03f0e7e0af9c0e1c5cec9a3ae365f1412ad4138652b";
-

@@ -14,7 +14,12 @@ pub const MAX_BITS: u64 = 256;
 
 /// The odd primes below 1000, for trial division.
 fn small_primes() -> impl Iterator<Item = u64> {
-    (3u64..1000).step_by(2).filter(|&p| (3..).step_by(2).take_while(|d| d * d <= p).all(|d| p % d != 0))
+    (3u64..1000).step_by(2).filter(|&p| {
+        (3..)
+            .step_by(2)
+            .take_while(|d| d * d <= p)
+            .all(|d| p % d != 0)
+    })
 }
 
 /// Baillie-PSW. `n` must be below 2^256.
@@ -161,7 +166,11 @@ mod tests {
     #[test]
     fn agrees_with_trial_division_below_200000() {
         for n in 0u64..200_000 {
-            assert_eq!(is_probable_prime(&BigUint::from(n)), naive_is_prime(n), "n = {n}");
+            assert_eq!(
+                is_probable_prime(&BigUint::from(n)),
+                naive_is_prime(n),
+                "n = {n}"
+            );
         }
     }
 
@@ -169,8 +178,9 @@ mod tests {
     fn rejects_strong_pseudoprimes_and_carmichael_numbers() {
         // Strong pseudoprimes to base 2 (pass Miller-Rabin base 2), Carmichael numbers, and
         // a product of two 128-bit primes.
-        for n in [2047u64, 3277, 4033, 4681, 8321, 561, 1105, 1729, 2465, 2821, 6601, 3215031751]
-        {
+        for n in [
+            2047u64, 3277, 4033, 4681, 8321, 561, 1105, 1729, 2465, 2821, 6601, 3215031751,
+        ] {
             assert!(!is_probable_prime(&BigUint::from(n)), "{n} is composite");
         }
         let p = BigUint::parse_bytes(b"340282366920938463463374607431768211297", 10)
@@ -196,7 +206,11 @@ mod tests {
         // (a / 15) for a = 0..15, from the definition via (a/3)(a/5).
         let expect = [0, 1, 1, 0, 1, 0, 0, -1, 1, 0, 0, -1, 0, -1, -1];
         for (a, e) in expect.iter().enumerate() {
-            assert_eq!(jacobi(&BigInt::from(a), &BigUint::from(15u8)), *e, "a = {a}");
+            assert_eq!(
+                jacobi(&BigInt::from(a), &BigUint::from(15u8)),
+                *e,
+                "a = {a}"
+            );
         }
         assert_eq!(jacobi(&BigInt::from(-1), &BigUint::from(7u8)), -1);
     }

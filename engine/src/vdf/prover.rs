@@ -42,7 +42,14 @@ impl ProverParams {
     /// `max_checkpoints` checkpoints (each 256 bytes).
     pub fn choose(t: u64, threads: usize, max_checkpoints: u64) -> Self {
         let threads = threads.max(1);
-        let mut best = (f64::INFINITY, Self { k: 1, gamma: 1, chunks: 1 });
+        let mut best = (
+            f64::INFINITY,
+            Self {
+                k: 1,
+                gamma: 1,
+                chunks: 1,
+            },
+        );
         for gamma in 1u32..=256 {
             for k in 1u32..=20 {
                 let stride = u64::from(k) * u64::from(gamma);
@@ -77,7 +84,11 @@ pub struct EvalOptions {
 impl Default for EvalOptions {
     fn default() -> Self {
         // 2^21 checkpoints = 512 MiB.
-        Self { replay_every: None, threads: 0, max_checkpoints: 1 << 21 }
+        Self {
+            replay_every: None,
+            threads: 0,
+            max_checkpoints: 1 << 21,
+        }
     }
 }
 
@@ -109,9 +120,16 @@ pub fn evaluate<B: Backend>(
         return Err(Error::ZeroIterations);
     }
     if x.value() <= &BigUint::from(1u8) {
-        return Err(Error::NotCanonical { what: "x", reason: "±1 has order 2 and is refused" });
+        return Err(Error::NotCanonical {
+            what: "x",
+            reason: "±1 has order 2 and is refused",
+        });
     }
-    let threads = if opts.threads == 0 { rayon::current_num_threads() } else { opts.threads };
+    let threads = if opts.threads == 0 {
+        rayon::current_num_threads()
+    } else {
+        opts.threads
+    };
     let params = ProverParams::choose(t, threads, opts.max_checkpoints);
     let stride = params.stride();
     let replay_every = opts.replay_every.filter(|&r| r > 0).unwrap_or(u64::MAX);
@@ -123,10 +141,15 @@ pub fn evaluate<B: Backend>(
     checkpoints.push(backend.to_fast(&cur, &fast));
     let mut done = 0u64;
     while done < t {
-        let next = [next_multiple(done, stride), next_multiple(done, replay_every), t, done + PROGRESS_EVERY]
-            .into_iter()
-            .min()
-            .unwrap_or(t);
+        let next = [
+            next_multiple(done, stride),
+            next_multiple(done, replay_every),
+            t,
+            done + PROGRESS_EVERY,
+        ]
+        .into_iter()
+        .min()
+        .unwrap_or(t);
         backend.square_n(&mut cur, next - done);
         done = next;
         if done % stride == 0 {
@@ -140,7 +163,16 @@ pub fn evaluate<B: Backend>(
         }
     }
     let y = backend.to_fast(&cur, &fast);
-    Ok(Trace { modulus: modulus.clone(), fast, x: x.clone(), t, params, checkpoints, y, replay })
+    Ok(Trace {
+        modulus: modulus.clone(),
+        fast,
+        x: x.clone(),
+        t,
+        params,
+        checkpoints,
+        y,
+        replay,
+    })
 }
 
 /// The smallest multiple of m above `done`, saturating.
@@ -179,9 +211,18 @@ impl Trace {
         let replay = self
             .replay
             .iter()
-            .map(|(iteration, v)| Checkpoint { iteration: *iteration, value: self.element(v) })
+            .map(|(iteration, v)| Checkpoint {
+                iteration: *iteration,
+                value: self.element(v),
+            })
             .collect();
-        Output { x: self.x.clone(), t: self.t, y, proof: Proof { l, pi }, replay }
+        Output {
+            x: self.x.clone(),
+            t: self.t,
+            y,
+            proof: Proof { l, pi },
+            replay,
+        }
     }
 
     /// π = x^⌊2^T/ℓ⌋ in Montgomery form (not canonicalised).
@@ -205,7 +246,10 @@ impl Trace {
             .par_iter()
             .map(|&(r, lo, hi)| {
                 let digit_of = |j: u64| digits.get(u64::from(gamma) * j + r);
-                (r, bucket_product(fast, k, &self.checkpoints, lo..hi, digit_of))
+                (
+                    r,
+                    bucket_product(fast, k, &self.checkpoints, lo..hi, digit_of),
+                )
             })
             .collect();
         // Horner over r: π = (…(Z_{γ−1})^(2^k) · Z_{γ−2})^(2^k) … · Z_0.
@@ -268,14 +312,22 @@ struct Digits {
 
 impl Digits {
     fn new(q: &BigUint, k: u32) -> Self {
-        Self { words: q.to_u64_digits(), k, len: q.bits().div_ceil(u64::from(k)) }
+        Self {
+            words: q.to_u64_digits(),
+            k,
+            len: q.bits().div_ceil(u64::from(k)),
+        }
     }
 
     fn get(&self, i: u64) -> usize {
         let bit = i * u64::from(self.k);
         let (w, s) = ((bit / 64) as usize, (bit % 64) as u32);
         let lo = self.words.get(w).copied().unwrap_or(0) >> s;
-        let hi = if s == 0 { 0 } else { self.words.get(w + 1).copied().unwrap_or(0) << (64 - s) };
+        let hi = if s == 0 {
+            0
+        } else {
+            self.words.get(w + 1).copied().unwrap_or(0) << (64 - s)
+        };
         ((lo | hi) & ((1u64 << self.k) - 1)) as usize
     }
 }

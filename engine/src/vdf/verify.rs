@@ -17,7 +17,10 @@ pub fn verify(modulus: &Modulus, x: &Element, y: &Element, t: u64, proof: &Proof
         return Err(Error::ZeroIterations);
     }
     if x.value().is_one() {
-        return Err(Error::NotCanonical { what: "x", reason: "±1 has order 2 and is refused" });
+        return Err(Error::NotCanonical {
+            what: "x",
+            reason: "±1 has order 2 and is refused",
+        });
     }
     let (l, _) = hash_to_prime(modulus, x, y, t);
     if l != proof.l {
@@ -25,7 +28,13 @@ pub fn verify(modulus: &Modulus, x: &Element, y: &Element, t: u64, proof: &Proof
     }
     let r = BigUint::from(2u8).modpow(&BigUint::from(t), &l);
     let fast = Fast::prepare(modulus)?;
-    let w = pow2_window(&fast, &fast.to_monty(proof.pi.value()), &l, &fast.to_monty(x.value()), &r);
+    let w = pow2_window(
+        &fast,
+        &fast.to_monty(proof.pi.value()),
+        &l,
+        &fast.to_monty(x.value()),
+        &r,
+    );
     let w = modulus.canonical(&fast.from_monty(&w));
     if &w == y.value() {
         Ok(())
@@ -48,7 +57,20 @@ pub fn verify_encoded(
     let y = modulus.decode("y", y)?;
     let pi = modulus.decode("pi", pi)?;
     if l.len() != CHALLENGE_BYTES {
-        return Err(Error::WrongLength { what: "l", expected: CHALLENGE_BYTES, got: l.len() });
+        return Err(Error::WrongLength {
+            what: "l",
+            expected: CHALLENGE_BYTES,
+            got: l.len(),
+        });
     }
-    verify(modulus, &x, &y, t, &Proof { l: BigUint::from_bytes_be(l), pi })
+    verify(
+        modulus,
+        &x,
+        &y,
+        t,
+        &Proof {
+            l: BigUint::from_bytes_be(l),
+            pi,
+        },
+    )
 }

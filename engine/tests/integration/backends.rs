@@ -46,11 +46,21 @@ proptest! {
 fn edge_values_on_rsa2048() {
     let m = Modulus::rsa2048();
     let n = m.n();
-    for x in [BigUint::from(0u8), BigUint::from(1u8), BigUint::from(2u8), n - 1u8, n - 2u8] {
+    for x in [
+        BigUint::from(0u8),
+        BigUint::from(1u8),
+        BigUint::from(2u8),
+        n - 1u8,
+        n - 2u8,
+    ] {
         for t in [0u64, 1, 2, 17] {
             let want = run(BackendKind::Reference, &m, &x, t);
             for kind in BackendKind::all() {
-                assert_eq!(run(kind, &m, &x, t), want, "backend {kind}, x = {x}, t = {t}");
+                assert_eq!(
+                    run(kind, &m, &x, t),
+                    want,
+                    "backend {kind}, x = {x}, t = {t}"
+                );
             }
         }
     }
@@ -62,7 +72,11 @@ fn long_chain_on_rsa2048_matches_modpow() {
     let x = m.hash_to_group(&[3; 32]);
     let t = 20_000u64;
     let want = x.value().modpow(&(BigUint::from(1u8) << t), m.n());
-    for kind in [BackendKind::Fast, BackendKind::FastPortable, BackendKind::CryptoBigint] {
+    for kind in [
+        BackendKind::Fast,
+        BackendKind::FastPortable,
+        BackendKind::CryptoBigint,
+    ] {
         assert_eq!(run(kind, &m, x.value(), t), want, "backend {kind}");
     }
 }
@@ -75,7 +89,10 @@ fn bytes_round_trip_and_length_checked() {
     for kind in BackendKind::all() {
         let ok = with_backend!(kind, &m, |b| {
             let e = b.from_be_bytes(&bytes).expect("right length");
-            assert!(b.from_be_bytes(&bytes[1..]).is_err(), "{kind} accepts a short encoding");
+            assert!(
+                b.from_be_bytes(&bytes[1..]).is_err(),
+                "{kind} accepts a short encoding"
+            );
             b.to_be_bytes(&e) == bytes
         });
         assert_eq!(ok, Ok(true), "backend {kind}");

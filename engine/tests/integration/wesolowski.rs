@@ -11,7 +11,9 @@ use vrs_engine::{with_backend, Error};
 fn prove(m: &Modulus, seed: u8, t: u64, opts: &EvalOptions) -> Output {
     let x = m.hash_to_group(&[seed; 32]);
     let fast = Fast::prepare(m).expect("prepare");
-    vdf::evaluate(&fast, m, &x, t, opts, &mut |_| {}).expect("evaluate").prove()
+    vdf::evaluate(&fast, m, &x, t, opts, &mut |_| {})
+        .expect("evaluate")
+        .prove()
 }
 
 fn encoded(m: &Modulus, o: &Output) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>) {
@@ -42,13 +44,23 @@ proptest! {
 fn every_backend_proves_the_same_output() {
     let m = Modulus::by_name("test1024").expect("named");
     let x = m.hash_to_group(&[1; 32]);
-    let opts = EvalOptions { replay_every: Some(100), ..EvalOptions::default() };
+    let opts = EvalOptions {
+        replay_every: Some(100),
+        ..EvalOptions::default()
+    };
     let outputs: Vec<Output> = BackendKind::all()
         .into_iter()
         .map(|kind| {
-            with_backend!(kind, &m, |b| vdf::evaluate(&b, &m, &x, 777, &opts, &mut |_| {})
-                .expect("evaluate")
-                .prove())
+            with_backend!(kind, &m, |b| vdf::evaluate(
+                &b,
+                &m,
+                &x,
+                777,
+                &opts,
+                &mut |_| {}
+            )
+            .expect("evaluate")
+            .prove())
             .expect("backend")
         })
         .collect();
@@ -56,10 +68,15 @@ fn every_backend_proves_the_same_output() {
         assert_eq!(o, &outputs[0]);
     }
     let replay = &outputs[0].replay;
-    assert_eq!(replay.iter().map(|c| c.iteration).collect::<Vec<_>>(), vec![100, 200, 300, 400, 500, 600, 700]);
+    assert_eq!(
+        replay.iter().map(|c| c.iteration).collect::<Vec<_>>(),
+        vec![100, 200, 300, 400, 500, 600, 700]
+    );
     // Each published segment re-checks on its own.
     for c in replay {
-        let want = x.value().modpow(&(BigUint::from(1u8) << c.iteration), m.n());
+        let want = x
+            .value()
+            .modpow(&(BigUint::from(1u8) << c.iteration), m.n());
         assert_eq!(c.value.value(), &m.canonical(&want));
     }
 }
@@ -73,7 +90,10 @@ fn rsa2048_round_trip_and_tampering() {
 
     // A changed T, x, y, π or ℓ is refused.
     assert!(vdf::verify_encoded(&m, &x, &y, 5001, &l, &pi).is_err());
-    assert_eq!(vdf::verify_encoded(&m, &x, &y, 0, &l, &pi), Err(Error::ZeroIterations));
+    assert_eq!(
+        vdf::verify_encoded(&m, &x, &y, 0, &l, &pi),
+        Err(Error::ZeroIterations)
+    );
     for (name, field) in [("x", 0usize), ("y", 1), ("l", 2), ("pi", 3)] {
         let mut f = [x.clone(), y.clone(), l.clone(), pi.clone()];
         let last = f[field].len() - 1;
@@ -85,15 +105,30 @@ fn rsa2048_round_trip_and_tampering() {
     // Non-canonical encodings (N − v for a valid v) are refused, not silently accepted.
     let flip = |v: &BigUint| m.encode_int(&(m.n() - v));
     let r = vdf::verify_encoded(&m, &x, &flip(o.y.value()), 5000, &l, &pi);
-    assert!(matches!(r, Err(Error::NotCanonical { what: "y", .. })), "{r:?}");
+    assert!(
+        matches!(r, Err(Error::NotCanonical { what: "y", .. })),
+        "{r:?}"
+    );
     let r = vdf::verify_encoded(&m, &x, &y, 5000, &l, &flip(o.proof.pi.value()));
-    assert!(matches!(r, Err(Error::NotCanonical { what: "pi", .. })), "{r:?}");
+    assert!(
+        matches!(r, Err(Error::NotCanonical { what: "pi", .. })),
+        "{r:?}"
+    );
     let r = vdf::verify_encoded(&m, &flip(o.x.value()), &y, 5000, &l, &pi);
-    assert!(matches!(r, Err(Error::NotCanonical { what: "x", .. })), "{r:?}");
+    assert!(
+        matches!(r, Err(Error::NotCanonical { what: "x", .. })),
+        "{r:?}"
+    );
 
     // Wrong lengths and zero.
-    assert!(matches!(vdf::verify_encoded(&m, &x[1..], &y, 5000, &l, &pi), Err(Error::WrongLength { .. })));
-    assert!(matches!(vdf::verify_encoded(&m, &x, &y, 5000, &l[1..], &pi), Err(Error::WrongLength { .. })));
+    assert!(matches!(
+        vdf::verify_encoded(&m, &x[1..], &y, 5000, &l, &pi),
+        Err(Error::WrongLength { .. })
+    ));
+    assert!(matches!(
+        vdf::verify_encoded(&m, &x, &y, 5000, &l[1..], &pi),
+        Err(Error::WrongLength { .. })
+    ));
     let zero = vec![0u8; m.byte_len()];
     assert!(vdf::verify_encoded(&m, &x, &y, 5000, &l, &zero).is_err());
     assert!(vdf::verify_encoded(&m, &zero, &y, 5000, &l, &pi).is_err());

@@ -50,7 +50,11 @@ pub struct Fast {
 impl Fast {
     /// Prepares `modulus` with an explicit kernel (tests and benches compare kernels).
     pub fn with_kernel(modulus: &Modulus, kernel: Kernel) -> Result<Self> {
-        Ok(Self { monty: Monty::new(modulus.n())?, kernel, byte_len: modulus.byte_len() })
+        Ok(Self {
+            monty: Monty::new(modulus.n())?,
+            kernel,
+            byte_len: modulus.byte_len(),
+        })
     }
 
     pub fn kernel(&self) -> Kernel {

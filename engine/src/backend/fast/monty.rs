@@ -52,7 +52,12 @@ impl<const L: usize> Monty<L> {
         let r = BigUint::from(1u8) << (64 * L);
         let one = to_limbs::<L>(&(&r % n));
         let r2 = to_limbs::<L>(&((&r * &r) % n));
-        Ok(Self { n: limbs, n0inv: neg_inv_u64(limbs[0]), one, r2 })
+        Ok(Self {
+            n: limbs,
+            n0inv: neg_inv_u64(limbs[0]),
+            one,
+            r2,
+        })
     }
 
     pub fn modulus(&self) -> &[u64; L] {

@@ -1,0 +1,260 @@
+//! `vrs bench vdf` (ns per squaring per backend, against GMP in the same run) and
+//! `vrs bench proof` (an epoch-sized evaluation, its proof and verification).
+
+use super::progress;
+use anyhow::bail;
+use clap::{Args, Subcommand};
+use serde::Serialize;
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+use vrs_engine::backend::fast::Fast;
+use vrs_engine::backend::{Backend, BackendKind};
+use vrs_engine::group::Modulus;
+use vrs_engine::vdf::{self, EvalOptions};
+use vrs_engine::{calibrate, with_backend};
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Time one modular squaring on every backend, interleaved round by round so that all
+    /// rows see the same machine, with the ratio to GMP's faster path (gmp rows need a build
+    /// with --features gmp).
+    Vdf(VdfBenchArgs),
+    /// Evaluate an epoch-sized VDF, then time the proof and the verification.
+    Proof(ProofBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VdfBenchArgs {
+    /// Group to square in.
+    #[arg(long, default_value = "rsa2048")]
+    modulus: String,
+    /// Seconds of squaring per backend (split into --rounds rounds).
+    #[arg(long, default_value_t = 1.0)]
+    seconds: f64,
+    /// Rounds; each backend's figure is its fastest round.
+    #[arg(long, default_value_t = 10)]
+    rounds: u32,
+    /// Comma-separated backends (default: all in this build).
+    #[arg(long, value_delimiter = ',')]
+    backends: Vec<String>,
+    /// Print a JSON array of {backend, ns_per_square, squarings_per_s, ratio_to_gmp}.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ProofBenchArgs {
+    /// Target evaluation time in seconds (T is calibrated for it), unless --iterations.
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
+    /// T, overriding the calibration.
+    #[arg(long, short = 't')]
+    iterations: Option<u64>,
+    /// Group.
+    #[arg(long, default_value = "rsa2048")]
+    modulus: String,
+    /// Verifications to average.
+    #[arg(long, default_value_t = 200)]
+    verifications: u32,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        BenchCommand::Vdf(args) => bench_vdf(args),
+        BenchCommand::Proof(args) => bench_proof(args),
+    }
+}
+
+/// One row of `vrs bench vdf --json`.
+#[derive(Debug, Serialize)]
+struct Row {
+    backend: &'static str,
+    ns_per_square: f64,
+    squarings_per_s: f64,
+    /// ns_per_square / GMP's faster path (gmp or gmp-mulmod); null without GMP.
+    ratio_to_gmp: Option<f64>,
+}
+
+type Runner = Box<dyn FnMut(u64)>;
+
+/// A closure that squares its own residue n times on backend `kind`.
+fn runner(kind: BackendKind, modulus: &Modulus) -> anyhow::Result<Runner> {
+    let x = modulus.hash_to_group(&[0xbe; 32]);
+    let r = with_backend!(kind, modulus, |b| {
+        let mut e = b.load(x.value());
+        Box::new(move |n: u64| {
+            b.square_n(&mut e, n);
+            black_box(&e);
+        }) as Runner
+    })?;
+    Ok(r)
+}
+
+fn bench_vdf(args: VdfBenchArgs) -> anyhow::Result<ExitCode> {
+    if !(args.seconds > 0.0) || args.rounds == 0 {
+        bail!("--seconds must be positive and --rounds at least 1");
+    }
+    let modulus = Modulus::by_name(&args.modulus)?;
+    let kinds = if args.backends.is_empty() {
+        BackendKind::all()
+    } else {
+        args.backends
+            .iter()
+            .map(|n| BackendKind::parse(n))
+            .collect::<Result<_, _>>()?
+    };
+    let mut runners = kinds
+        .iter()
+        .map(|&k| runner(k, &modulus))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    // Size each backend's batch so that one round takes seconds / rounds.
+    let round = Duration::from_secs_f64(args.seconds / f64::from(args.rounds));
+    let batches: Vec<u64> = runners
+        .iter_mut()
+        .map(|r| {
+            r(200); // warm-up
+            let t0 = Instant::now();
+            r(200);
+            let per = t0.elapsed().as_secs_f64() / 200.0;
+            ((round.as_secs_f64() / per) as u64).max(1)
+        })
+        .collect();
+    let bar = progress::bar(u64::from(args.rounds) * kinds.len() as u64, "benchmarking");
+    let mut best = vec![f64::INFINITY; kinds.len()];
+    for _ in 0..args.rounds {
+        for (i, r) in runners.iter_mut().enumerate() {
+            let t0 = Instant::now();
+            r(batches[i]);
+            best[i] = best[i].min(t0.elapsed().as_nanos() as f64 / batches[i] as f64);
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+
+    let gmp = kinds
+        .iter()
+        .zip(&best)
+        .filter(|(k, _)| k.is_gmp())
+        .map(|(_, ns)| *ns)
+        .reduce(f64::min);
+    let rows: Vec<Row> = kinds
+        .iter()
+        .zip(&best)
+        .map(|(k, &ns)| Row {
+            backend: k.name(),
+            ns_per_square: ns,
+            squarings_per_s: 1e9 / ns,
+            ratio_to_gmp: gmp.map(|g| ns / g),
+        })
+        .collect();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let kernel = Fast::prepare(&modulus)?.kernel().name();
+    println!(
+        "{} ({} bits), {} rounds of {:.2} s per backend, best round",
+        modulus.id(),
+        modulus.bits(),
+        args.rounds,
+        round.as_secs_f64()
+    );
+    println!(
+        "{:<16} {:>12} {:>14} {:>8}",
+        "backend", "ns/squaring", "squarings/s", "vs GMP"
+    );
+    for row in &rows {
+        let ratio = row
+            .ratio_to_gmp
+            .map_or("-".to_owned(), |r| format!("{r:.2}x"));
+        let name = if row.backend == "fast" {
+            format!("fast ({kernel})")
+        } else {
+            row.backend.to_owned()
+        };
+        println!(
+            "{name:<16} {:>12.1} {:>14.0} {ratio:>8}",
+            row.ns_per_square, row.squarings_per_s
+        );
+    }
+    match gmp {
+        Some(g) => println!("GMP yardstick: {g:.1} ns (faster of mpz_powm and mpz_mul+mpz_mod)"),
+        None => println!("no GMP row: build with --features gmp for the yardstick"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_proof(args: ProofBenchArgs) -> anyhow::Result<ExitCode> {
+    let modulus = Modulus::by_name(&args.modulus)?;
+    let t = match args.iterations {
+        Some(0) => bail!("--iterations must be at least 1"),
+        Some(t) => t,
+        None => calibrate::calibrate_for(&modulus, Duration::from_secs_f64(args.seconds))?,
+    };
+    let fast = Fast::prepare(&modulus)?;
+    let x = modulus.hash_to_group(&[0x42; 32]);
+    let bar = progress::bar(t, "squaring");
+    let t0 = Instant::now();
+    let trace = vdf::evaluate(&fast, &modulus, &x, t, &EvalOptions::default(), &mut |d| {
+        bar.set_position(d)
+    })?;
+    let eval = t0.elapsed();
+    bar.finish_and_clear();
+    let t1 = Instant::now();
+    let out = trace.prove();
+    let proof = t1.elapsed();
+    let n = args.verifications.max(1);
+    let t2 = Instant::now();
+    for _ in 0..n {
+        vdf::verify(&modulus, &out.x, &out.y, out.t, &out.proof)?;
+    }
+    let verify = t2.elapsed() / n;
+    let p = trace.params();
+    let report = serde_json::json!({
+        "modulus": modulus.id(),
+        "iterations": t,
+        "threads": rayon::current_num_threads(),
+        "k": p.k,
+        "gamma": p.gamma,
+        "eval_s": eval.as_secs_f64(),
+        "ns_per_square": eval.as_nanos() as f64 / t as f64,
+        "proof_ms": proof.as_secs_f64() * 1e3,
+        "proof_overhead": proof.as_secs_f64() / eval.as_secs_f64(),
+        "verify_ms": verify.as_secs_f64() * 1e3,
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "modulus        {} ({} bits), fast kernel {}",
+            modulus.id(),
+            modulus.bits(),
+            fast.kernel().name()
+        );
+        println!(
+            "T              {t} (k = {}, gamma = {}, {} threads)",
+            p.k,
+            p.gamma,
+            rayon::current_num_threads()
+        );
+        println!(
+            "evaluation     {:.3} s ({:.1} ns/squaring)",
+            eval.as_secs_f64(),
+            report["ns_per_square"].as_f64().unwrap_or(0.0)
+        );
+        println!(
+            "proof          {:.1} ms = {:.2}% of evaluation",
+            proof.as_secs_f64() * 1e3,
+            100.0 * proof.as_secs_f64() / eval.as_secs_f64()
+        );
+        println!(
+            "verification   {:.3} ms (mean of {n})",
+            verify.as_secs_f64() * 1e3
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

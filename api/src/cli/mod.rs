@@ -1,0 +1,34 @@
+//! Command-line interface: `vrs vdf …` and `vrs bench …` (the service's `serve` comes next).
+
+mod bench;
+mod progress;
+mod vdf;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// vrs: verifiable randomness from a verifiable delay function (RSA-2048, Wesolowski proofs).
+#[derive(Debug, Parser)]
+#[command(name = "vrs", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Evaluate, prove and verify the VDF directly (for auditors and engineers).
+    #[command(subcommand)]
+    Vdf(vdf::VdfCommand),
+    /// Measure the squaring backends and the prover on this machine.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+/// Runs a parsed command; `Err` is a usage or I/O error (exit 2).
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Vdf(cmd) => vdf::run(cmd),
+        Command::Bench(cmd) => bench::run(cmd),
+    }
+}

@@ -1,0 +1,198 @@
+//! `vrs vdf prove` and `vrs vdf verify`.
+
+use super::progress;
+use crate::proof_json::ProofDoc;
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+use vrs_engine::backend::BackendKind;
+use vrs_engine::group::{decode_hex, Modulus};
+use vrs_engine::vdf::{self, EvalOptions};
+use vrs_engine::with_backend;
+
+#[derive(Debug, Subcommand)]
+pub enum VdfCommand {
+    /// Compute y = x^(2^T) for x = hash_to_group(seed), and its Wesolowski proof.
+    Prove(ProveArgs),
+    /// Check a proof document (as printed by `vrs vdf prove --json`).
+    /// Exit status: 0 valid, 1 invalid (the reason is printed), 2 unreadable input.
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ProveArgs {
+    /// 32-byte seed, 64 hex digits; x = hash_to_group(seed).
+    #[arg(long)]
+    seed: String,
+    /// T: the number of sequential squarings (at least 1).
+    #[arg(long, short = 't')]
+    iterations: u64,
+    /// The group: rsa2048 (default), test512 or test1024 (insecure, for tests), hex:<digits>.
+    #[arg(long, default_value = "rsa2048")]
+    modulus: String,
+    /// Squaring backend for the evaluation: fast, fast-portable, crypto-bigint, reference,
+    /// gmp, gmp-mulmod (gmp ones need a build with --features gmp).
+    #[arg(long, default_value = "fast")]
+    backend: String,
+    /// Also publish x^(2^(k·N)) for every multiple k·N below T, for segment replay.
+    #[arg(long, value_name = "N")]
+    replay_every: Option<u64>,
+    /// Print one JSON document (the input of `vrs vdf verify`) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Read the proof document from this file instead of stdin.
+    #[arg(long)]
+    file: Option<PathBuf>,
+    /// Print the verdict as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(cmd: VdfCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        VdfCommand::Prove(args) => prove(args),
+        VdfCommand::Verify(args) => verify(args),
+    }
+}
+
+fn parse_seed(hex_seed: &str) -> anyhow::Result<[u8; 32]> {
+    let bytes = decode_hex("seed", hex_seed)?;
+    bytes.as_slice().try_into().with_context(|| {
+        format!(
+            "--seed must be 32 bytes (64 hex digits), got {}",
+            bytes.len()
+        )
+    })
+}
+
+fn prove(args: ProveArgs) -> anyhow::Result<ExitCode> {
+    let seed = parse_seed(&args.seed)?;
+    if args.iterations == 0 {
+        bail!("--iterations must be at least 1");
+    }
+    let modulus = Modulus::by_name(&args.modulus)?;
+    let kind = BackendKind::parse(&args.backend)?;
+    let x = modulus.hash_to_group(&seed);
+    let opts = EvalOptions {
+        replay_every: args.replay_every,
+        ..EvalOptions::default()
+    };
+    let bar = progress::bar(args.iterations, "squaring");
+    let t0 = Instant::now();
+    let trace = with_backend!(kind, &modulus, |b| vdf::evaluate(
+        &b,
+        &modulus,
+        &x,
+        args.iterations,
+        &opts,
+        &mut |done| bar.set_position(done)
+    ))??;
+    bar.finish_and_clear();
+    let eval = t0.elapsed();
+    let t1 = Instant::now();
+    let out = trace.prove();
+    let proof = t1.elapsed();
+    let t2 = Instant::now();
+    vdf::verify(&modulus, &out.x, &out.y, out.t, &out.proof).context("self-check of the proof")?;
+    let verify = t2.elapsed();
+
+    let doc = ProofDoc::new(&modulus, Some(&seed), &out);
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let ns_per_square = eval.as_nanos() as f64 / args.iterations as f64;
+    if args.json {
+        let mut value = serde_json::to_value(&doc)?;
+        value["backend"] = kind.name().into();
+        value["timings"] = serde_json::json!({
+            "eval_ms": ms(eval),
+            "proof_ms": ms(proof),
+            "verify_ms": ms(verify),
+            "ns_per_square": ns_per_square,
+            "proof_overhead": proof.as_secs_f64() / eval.as_secs_f64(),
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        let p = trace.params();
+        println!("modulus     {} ({} bits)", modulus.id(), modulus.bits());
+        println!("iterations  {}", args.iterations);
+        println!("x           {}", doc.x);
+        println!("y           {}", doc.y);
+        println!("l           {}", doc.l);
+        println!("pi          {}", doc.pi);
+        println!("backend     {}", kind);
+        println!(
+            "evaluation  {:.1} ms ({ns_per_square:.1} ns/squaring)",
+            ms(eval)
+        );
+        println!(
+            "proof       {:.1} ms ({:.1}% of evaluation; k = {}, gamma = {})",
+            ms(proof),
+            100.0 * proof.as_secs_f64() / eval.as_secs_f64(),
+            p.k,
+            p.gamma
+        );
+        println!("verify      {:.3} ms", ms(verify));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    let text = match &args.file {
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?,
+        None => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .context("cannot read stdin")?;
+            s
+        }
+    };
+    let doc: ProofDoc = serde_json::from_str(&text).context("input is not a proof document")?;
+    let verdict = check(&doc);
+    if args.json {
+        let v = match &verdict {
+            Ok(()) => serde_json::json!({"valid": true}),
+            Err(reason) => serde_json::json!({"valid": false, "reason": reason}),
+        };
+        println!("{v}");
+    } else {
+        match &verdict {
+            Ok(()) => println!("valid: y = x^(2^{}) mod {}", doc.iterations, doc.modulus),
+            Err(reason) => println!("invalid: {reason}"),
+        }
+    }
+    Ok(if verdict.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Every check of a document; the first failure's reason.
+fn check(doc: &ProofDoc) -> Result<(), String> {
+    let modulus = Modulus::by_name(&doc.modulus).map_err(|e| e.to_string())?;
+    let field = |what: &'static str, hex: &str| decode_hex(what, hex).map_err(|e| e.to_string());
+    let x = field("x", &doc.x)?;
+    if let Some(seed) = &doc.seed {
+        let seed = parse_seed(seed).map_err(|e| e.to_string())?;
+        if modulus.encode(&modulus.hash_to_group(&seed)) != x {
+            return Err("x is not hash_to_group(seed)".into());
+        }
+    }
+    vdf::verify_encoded(
+        &modulus,
+        &x,
+        &field("y", &doc.y)?,
+        doc.iterations,
+        &field("l", &doc.l)?,
+        &field("pi", &doc.pi)?,
+    )
+    .map_err(|e| e.to_string())
+}

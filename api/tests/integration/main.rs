@@ -1,0 +1,29 @@
+//! End-to-end tests that run the real `vrs` binary.
+
+mod cli_bench;
+mod cli_vdf;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+/// Runs `vrs args…` with `stdin` and returns its output.
+pub fn vrs(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vrs"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("vrs starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("vrs finishes")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
