@@ -600,6 +600,9 @@ def primality_self_check() -> list[str]:
             problems.append(f"{n} should pass Miller-Rabin base 2")
         if is_probable_prime(n) or bpsw_steps_3_to_6(n) or strong_lucas_probable_prime(n):
             problems.append(f"{n} (base-2 strong pseudoprime) accepted")
+    for n in (1093**2, 3511**2, 3215031751):
+        if not strong_probable_prime_base2(n) or bpsw_steps_3_to_6(n):
+            problems.append(f"{n} should pass step 3 and be refused by steps 4-5")
     for n in (561, 1105, 1729):  # Carmichael numbers
         if is_probable_prime(n) or bpsw_steps_3_to_6(n):
             problems.append(f"Carmichael number {n} accepted")
@@ -612,6 +615,8 @@ def primality_self_check() -> list[str]:
         ((1 << 256) - 189, True),
         ((1 << 256) - 187, False),
         (3215031751, False),
+        (1093**2, False),  # squares of the Wieferich primes are base-2 strong pseudoprimes
+        (3511**2, False),
         (3825123056546413051, False),
         (((1 << 127) - 1) ** 2, False),
         (((1 << 127) - 1) * ((1 << 89) - 1), False),
@@ -688,7 +693,10 @@ def main(argv: list[str]) -> int:
     paths = [resolve(a) for a in argv] if argv else [DEFAULT_VECTORS]
     passed = failed = 0
 
-    problems = primality_self_check()
+    try:
+        problems = primality_self_check()
+    except Exception as exc:  # noqa: BLE001 - a crash counts as a failed self-check
+        problems = [f"crashed: {exc!r}"]
     if problems:
         print("FAIL self-check primality: " + "; ".join(problems[:10]))
         failed += 1

@@ -95,7 +95,7 @@ fn runner(kind: BackendKind, modulus: &Modulus) -> anyhow::Result<Runner> {
 }
 
 fn bench_vdf(args: VdfBenchArgs) -> anyhow::Result<ExitCode> {
-    if !(args.seconds > 0.0) || args.rounds == 0 {
+    if args.seconds.is_nan() || args.seconds <= 0.0 || args.rounds == 0 {
         bail!("--seconds must be positive and --rounds at least 1");
     }
     let modulus = Modulus::by_name(&args.modulus)?;

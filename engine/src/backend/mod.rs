@@ -42,7 +42,7 @@ pub trait Backend: Send + Sync + Sized {
     }
 
     /// Loads fixed-width big-endian bytes (the caller has checked they encode a value < N).
-    fn from_be_bytes(&self, bytes: &[u8]) -> Result<Self::Elem> {
+    fn load_be_bytes(&self, bytes: &[u8]) -> Result<Self::Elem> {
         if bytes.len() != self.byte_len() {
             return Err(Error::WrongLength {
                 what: "residue",
@@ -54,7 +54,7 @@ pub trait Backend: Send + Sync + Sized {
     }
 
     /// Fixed-width big-endian bytes of a residue.
-    fn to_be_bytes(&self, x: &Self::Elem) -> Vec<u8> {
+    fn store_be_bytes(&self, x: &Self::Elem) -> Vec<u8> {
         let raw = self.value(x).to_bytes_be();
         let mut out = vec![0u8; self.byte_len().saturating_sub(raw.len())];
         out.extend_from_slice(&raw);

@@ -88,12 +88,12 @@ fn bytes_round_trip_and_length_checked() {
     let bytes = m.encode(&x);
     for kind in BackendKind::all() {
         let ok = with_backend!(kind, &m, |b| {
-            let e = b.from_be_bytes(&bytes).expect("right length");
+            let e = b.load_be_bytes(&bytes).expect("right length");
             assert!(
-                b.from_be_bytes(&bytes[1..]).is_err(),
+                b.load_be_bytes(&bytes[1..]).is_err(),
                 "{kind} accepts a short encoding"
             );
-            b.to_be_bytes(&e) == bytes
+            b.store_be_bytes(&e) == bytes
         });
         assert_eq!(ok, Ok(true), "backend {kind}");
     }

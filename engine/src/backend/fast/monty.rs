@@ -3,6 +3,9 @@
 //! Variable time in the exponent bits (`pow_vartime`); every VDF input is public, so nothing
 //! here needs to be constant-time (see engine/README.md).
 
+// Limb loops index several arrays at once (a[i], b[i], n[i]); iterators would hide that.
+#![allow(clippy::needless_range_loop)]
+
 use crate::error::{Error, Result};
 use num_bigint::BigUint;
 

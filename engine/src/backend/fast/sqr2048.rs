@@ -5,6 +5,9 @@
 //! squares a_i², then runs 32 rows of Montgomery reduction: 528 + 1056 word products instead
 //! of the 2048 + 32 of a general multiplication.
 
+// Limb loops index several arrays at once (a[i], b[i], n[i]); iterators would hide that.
+#![allow(clippy::needless_range_loop)]
+
 use super::monty::{adc, mac, reduce_once};
 
 pub const LIMBS: usize = 32;
