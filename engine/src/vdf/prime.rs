@@ -4,7 +4,7 @@
 //! with Jacobi(D/n) = −1, P = 1, Q = (1 − D)/4). No composite is known to pass it.
 //! Arithmetic runs in Montgomery form on 4 limbs; variable time (all inputs are public).
 
-use crate::backend::fast::monty::Monty;
+use crate::backend::fast::monty::{neg_inv_u64, Monty};
 use num_bigint::{BigInt, BigUint};
 use num_integer::Integer;
 use num_traits::{One, Signed, ToPrimitive, Zero};
@@ -12,14 +12,88 @@ use num_traits::{One, Signed, ToPrimitive, Zero};
 /// Largest candidate the Montgomery code here handles.
 pub const MAX_BITS: u64 = 256;
 
-/// The odd primes below 1000, for trial division.
-fn small_primes() -> impl Iterator<Item = u64> {
-    (3u64..1000).step_by(2).filter(|&p| {
-        (3..)
-            .step_by(2)
-            .take_while(|d| d * d <= p)
-            .all(|d| p % d != 0)
+/// Trial division bound: the odd primes below it.
+const TRIAL_BOUND: u64 = 1000;
+
+/// One odd prime with what an exact-division test by multiplication needs.
+struct SmallPrime {
+    p: u64,
+    /// p⁻¹ mod 2^64: p divides r exactly when r·inv mod 2^64 ≤ ⌊(2^64 − 1)/p⌋.
+    inv: u64,
+    limit: u64,
+}
+
+/// Primes grouped so that each group's product M is below 2^62, with 2^(64i) mod M, so that a
+/// 256-bit candidate is reduced modulo M with one 128-bit division.
+struct PrimeGroup {
+    m: u64,
+    powers: [u64; 4],
+    primes: Vec<SmallPrime>,
+}
+
+fn prime_groups() -> &'static [PrimeGroup] {
+    static GROUPS: std::sync::OnceLock<Vec<PrimeGroup>> = std::sync::OnceLock::new();
+    GROUPS.get_or_init(|| {
+        let primes = (3u64..TRIAL_BOUND).step_by(2).filter(|&p| {
+            (3..)
+                .step_by(2)
+                .take_while(|d| d * d <= p)
+                .all(|d| p % d != 0)
+        });
+        let mut groups: Vec<PrimeGroup> = Vec::new();
+        for p in primes {
+            let fits = groups
+                .last()
+                .is_some_and(|g| g.m.checked_mul(p).is_some_and(|m| m < 1 << 62));
+            if !fits {
+                groups.push(PrimeGroup {
+                    m: 1,
+                    powers: [0; 4],
+                    primes: Vec::new(),
+                });
+            }
+            if let Some(g) = groups.last_mut() {
+                g.m *= p;
+                let inv = neg_inv_u64(p).wrapping_neg();
+                g.primes.push(SmallPrime {
+                    p,
+                    inv,
+                    limit: u64::MAX / p,
+                });
+            }
+        }
+        for g in &mut groups {
+            let m = u128::from(g.m);
+            let w = (1u128 << 64) % m;
+            g.powers = [1, w as u64, (w * w % m) as u64, (w * w % m * w % m) as u64];
+        }
+        groups
     })
+}
+
+/// The smallest odd prime below 1000 that divides n (n < 2^256), if any.
+fn small_odd_factor(n: &BigUint) -> Option<u64> {
+    let mut words = [0u64; 4];
+    for (w, d) in words.iter_mut().zip(n.iter_u64_digits()) {
+        *w = d;
+    }
+    for g in prime_groups() {
+        // Each term is below 2^126, so the sum of four fits in 128 bits.
+        let sum: u128 = words
+            .iter()
+            .zip(&g.powers)
+            .map(|(&d, &w)| u128::from(d) * u128::from(w))
+            .sum();
+        let r = (sum % u128::from(g.m)) as u64;
+        if let Some(sp) = g
+            .primes
+            .iter()
+            .find(|sp| r.wrapping_mul(sp.inv) <= sp.limit)
+        {
+            return Some(sp.p);
+        }
+    }
+    None
 }
 
 /// Baillie-PSW. `n` must be below 2^256.
@@ -31,13 +105,8 @@ pub fn is_probable_prime(n: &BigUint) -> bool {
     if !n.bit(0) {
         return n == &BigUint::from(2u8);
     }
-    for p in small_primes() {
-        if n == &BigUint::from(p) {
-            return true;
-        }
-        if (n % p).is_zero() {
-            return false;
-        }
+    if let Some(p) = small_odd_factor(n) {
+        return n == &BigUint::from(p);
     }
     let Ok(m) = Monty::<4>::new(n) else {
         return false;
@@ -199,6 +268,23 @@ mod tests {
         assert!(is_probable_prime(&(two.pow(255u32) - 19u32)));
         assert!(!is_probable_prime(&(two.pow(256u32) - 187u32)));
         assert!(!is_probable_prime(&(two.pow(255u32) - 21u32)));
+    }
+
+    #[test]
+    fn trial_division_finds_the_smallest_odd_factor() {
+        for n in (1u64..50_000).step_by(2) {
+            let want = (3..TRIAL_BOUND)
+                .step_by(2)
+                .find(|&p| n % p == 0 && naive_is_prime(p));
+            assert_eq!(small_odd_factor(&BigUint::from(n)), want, "n = {n}");
+        }
+        // Multi-word values: 991 · (2^127 − 1) (a Mersenne prime) and 997 · 983 · 2^230.
+        let a = BigUint::from(991u32) * ((BigUint::from(1u8) << 127u32) - 1u8);
+        assert_eq!(small_odd_factor(&a), Some(991));
+        let b = BigUint::from(997u32 * 983) << 230u32;
+        assert_eq!(small_odd_factor(&b), Some(983));
+        let p = (BigUint::from(1u8) << 255u32) - 19u8;
+        assert_eq!(small_odd_factor(&p), None);
     }
 
     #[test]

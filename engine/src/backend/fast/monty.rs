@@ -219,27 +219,62 @@ pub fn pow_window<M: MulMod>(m: &M, base: &M::E, exp: &BigUint) -> M::E {
     acc
 }
 
-/// a^e · b^f by Straus' simultaneous 4-bit windows: the squarings are shared. Variable time.
+/// Width of the sliding windows of [`pow2_window`].
+const SLIDING_BITS: u64 = 5;
+
+/// Sliding-window digits of e, scanning from the low end: (position of the digit's low bit,
+/// odd digit below 2^SLIDING_BITS), so that e = Σ digit · 2^position.
+fn sliding_digits(e: &BigUint) -> Vec<(u64, usize)> {
+    let bits = e.bits();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bits {
+        if !e.bit(i) {
+            i += 1;
+            continue;
+        }
+        let len = SLIDING_BITS.min(bits - i);
+        let d = (0..len).fold(0, |acc, b| acc | (usize::from(e.bit(i + b)) << b));
+        out.push((i, d));
+        i += len;
+    }
+    out
+}
+
+/// base^1, base^3, …, base^(2^SLIDING_BITS − 1).
+fn odd_powers<M: MulMod>(m: &M, base: &M::E) -> Vec<M::E> {
+    let sq = m.sqr(base);
+    let mut t = vec![*base];
+    for i in 1..(1usize << (SLIDING_BITS - 1)) {
+        t.push(m.mul(&t[i - 1], &sq));
+    }
+    t
+}
+
+/// a^e · b^f with interleaved sliding windows (Möller): the squarings are shared, each
+/// exponent costs about bits/(w + 1) multiplications. Variable time.
 pub fn pow2_window<M: MulMod>(m: &M, a: &M::E, e: &BigUint, b: &M::E, f: &BigUint) -> M::E {
-    let ta = window_table(m, a);
-    let tb = window_table(m, b);
-    let digits = e.bits().max(f.bits()).div_ceil(4);
-    let mut acc = m.one();
-    for i in (0..digits).rev() {
-        if i + 1 != digits {
-            for _ in 0..4 {
-                acc = m.sqr(&acc);
+    let (ta, tb) = (odd_powers(m, a), odd_powers(m, b));
+    let (mut da, mut db) = (sliding_digits(e), sliding_digits(f));
+    let top = e.bits().max(f.bits());
+    let mut acc: Option<M::E> = None;
+    for i in (0..top).rev() {
+        if let Some(x) = acc.as_mut() {
+            *x = m.sqr(x);
+        }
+        for (digits, table) in [(&mut da, &ta), (&mut db, &tb)] {
+            if digits.last().is_some_and(|&(pos, _)| pos == i) {
+                if let Some((_, d)) = digits.pop() {
+                    let t = &table[d >> 1];
+                    acc = Some(match acc {
+                        Some(x) => m.mul(&x, t),
+                        None => *t,
+                    });
+                }
             }
         }
-        let (da, db) = (nibble(e, i), nibble(f, i));
-        if da != 0 {
-            acc = m.mul(&acc, &ta[da]);
-        }
-        if db != 0 {
-            acc = m.mul(&acc, &tb[db]);
-        }
     }
-    acc
+    acc.unwrap_or_else(|| m.one())
 }
 
 /// −n⁻¹ mod 2^64 for odd n, by Newton iteration (each step doubles the correct bits).
