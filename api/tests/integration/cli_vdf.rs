@@ -6,20 +6,24 @@ use serde_json::Value;
 const SEED: &str = "0707070707070707070707070707070707070707070707070707070707070707";
 
 fn prove(modulus: &str, t: &str) -> Value {
-    let o = vrs(
-        &[
-            "vdf",
-            "prove",
-            "--seed",
-            SEED,
-            "--iterations",
-            t,
-            "--modulus",
-            modulus,
-            "--json",
-        ],
-        "",
-    );
+    prove_with(modulus, t, "fast")
+}
+
+fn prove_with(modulus: &str, t: &str, backend: &str) -> Value {
+    let args = [
+        "vdf",
+        "prove",
+        "--seed",
+        SEED,
+        "-t",
+        t,
+        "--modulus",
+        modulus,
+        "--backend",
+        backend,
+        "--json",
+    ];
+    let o = vrs(&args, "");
     assert!(
         o.status.success(),
         "prove failed: {}",
@@ -125,23 +129,7 @@ fn unreadable_input_and_bad_flags_exit_2() {
 #[test]
 fn every_backend_gives_the_same_proof() {
     let base = prove("test512", "200");
-    let o = vrs(
-        &[
-            "vdf",
-            "prove",
-            "--seed",
-            SEED,
-            "-t",
-            "200",
-            "--modulus",
-            "test512",
-            "--backend",
-            "reference",
-            "--json",
-        ],
-        "",
-    );
-    let other: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let other = prove_with("test512", "200", "reference");
     for field in ["x", "y", "l", "pi"] {
         assert_eq!(base[field], other[field], "{field}");
     }
