@@ -38,6 +38,12 @@ pub enum Error {
     /// π^ℓ · x^(2^T mod ℓ) ≠ y in Z_N^*/{±1}.
     #[error("proof: pi^l * x^(2^T mod l) != y")]
     ProofMismatch,
+    /// A replay list that is not strictly increasing inside (0, T).
+    #[error("replay: {0}")]
+    BadReplay(String),
+    /// A replay segment does not recompute: c_to ≠ c_from^(2^(to − from)).
+    #[error("replay: segment from iteration {from} to {to} does not recompute")]
+    ReplayMismatch { from: u64, to: u64 },
     /// A broken internal invariant; never the caller's fault.
     #[error("internal error: {0}")]
     Internal(&'static str),

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 use vrs_engine::backend::BackendKind;
 use vrs_engine::group::{decode_hex, Modulus};
-use vrs_engine::vdf::{self, EvalOptions};
+use vrs_engine::vdf::{self, Checkpoint, EvalOptions};
 use vrs_engine::with_backend;
 
 #[derive(Debug, Subcommand)]
@@ -50,6 +50,11 @@ pub struct VerifyArgs {
     /// Read the proof document from this file instead of stdin.
     #[arg(long)]
     file: Option<PathBuf>,
+    /// Also re-run the squarings between the published replay checkpoints (x, the `replay`
+    /// list, y), segments in parallel on all cores: a check that does not trust the proof.
+    /// Costs T squarings of work.
+    #[arg(long)]
+    replay: bool,
     /// Print the verdict as JSON.
     #[arg(long)]
     json: bool,
@@ -155,7 +160,7 @@ fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let doc: ProofDoc = serde_json::from_str(&text).context("input is not a proof document")?;
-    let verdict = check(&doc);
+    let verdict = check(&doc, args.replay);
     if args.json {
         let v = match &verdict {
             Ok(()) => serde_json::json!({"valid": true}),
@@ -164,7 +169,12 @@ fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         println!("{v}");
     } else {
         match &verdict {
-            Ok(()) => println!("valid: y = x^(2^{}) mod {}", doc.iterations, doc.modulus),
+            Ok(()) => {
+                println!("valid: y = x^(2^{}) mod {}", doc.iterations, doc.modulus);
+                if args.replay {
+                    println!("replay: {} segments recomputed", doc.replay.len() + 1);
+                }
+            }
             Err(reason) => println!("invalid: {reason}"),
         }
     }
@@ -175,8 +185,8 @@ fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Every check of a document; the first failure's reason.
-fn check(doc: &ProofDoc) -> Result<(), String> {
+/// Every check of a document (and its replay segments when asked); the first failure's reason.
+fn check(doc: &ProofDoc, replay: bool) -> Result<(), String> {
     let modulus = Modulus::by_name(&doc.modulus).map_err(|e| e.to_string())?;
     let field = |what: &'static str, hex: &str| decode_hex(what, hex).map_err(|e| e.to_string());
     let x = field("x", &doc.x)?;
@@ -186,13 +196,33 @@ fn check(doc: &ProofDoc) -> Result<(), String> {
             return Err("x is not hash_to_group(seed)".into());
         }
     }
+    let y = field("y", &doc.y)?;
     vdf::verify_encoded(
         &modulus,
         &x,
-        &field("y", &doc.y)?,
+        &y,
         doc.iterations,
         &field("l", &doc.l)?,
         &field("pi", &doc.pi)?,
     )
-    .map_err(|e| e.to_string())
+    .map_err(|e| e.to_string())?;
+    if replay {
+        let checkpoints = doc
+            .replay
+            .iter()
+            .map(|p| {
+                let value = modulus.decode_hex("replay value", &p.value)?;
+                Ok(Checkpoint {
+                    iteration: p.iteration,
+                    value,
+                })
+            })
+            .collect::<Result<Vec<_>, vrs_engine::Error>>()
+            .map_err(|e| e.to_string())?;
+        let (x, y) = (modulus.decode_input(&x), modulus.decode("y", &y));
+        let (x, y) = (x.map_err(|e| e.to_string())?, y.map_err(|e| e.to_string())?);
+        vdf::verify_replay(&modulus, &x, &y, doc.iterations, &checkpoints)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }

@@ -134,3 +134,42 @@ fn every_backend_gives_the_same_proof() {
         assert_eq!(base[field], other[field], "{field}");
     }
 }
+
+#[test]
+fn verify_replay_recomputes_segments_and_names_a_bad_one() {
+    let args = [
+        "vdf",
+        "prove",
+        "--seed",
+        SEED,
+        "-t",
+        "900",
+        "--modulus",
+        "test512",
+        "--replay-every",
+        "300",
+        "--json",
+    ];
+    let doc: Value = serde_json::from_str(&stdout(&vrs(&args, ""))).expect("JSON");
+    assert_eq!(doc["replay"].as_array().map(Vec::len), Some(2));
+    let o = vrs(&["vdf", "verify", "--replay"], &doc.to_string());
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("3 segments recomputed"));
+
+    // Swap the two checkpoints' values: the proof still verifies, the replay does not.
+    let mut bad = doc.clone();
+    let first = bad["replay"][0]["value"].clone();
+    bad["replay"][0]["value"] = bad["replay"][1]["value"].clone();
+    bad["replay"][1]["value"] = first;
+    assert_eq!(
+        vrs(&["vdf", "verify"], &bad.to_string()).status.code(),
+        Some(0)
+    );
+    let o = vrs(&["vdf", "verify", "--replay"], &bad.to_string());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("from iteration 0 to 300"),
+        "{}",
+        stdout(&o)
+    );
+}

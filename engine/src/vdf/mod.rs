@@ -6,14 +6,18 @@
 //! - [`Trace::prove`] computes ℓ and π = x^⌊2^T/ℓ⌋ from the checkpoints, in parallel, without
 //!   redoing the T squarings.
 //! - [`verify`] checks π^ℓ · x^(2^T mod ℓ) = y with two exponents below 2^256.
+//! - [`verify_replay`] re-runs the squarings between published checkpoints, segments in
+//!   parallel, without trusting the proof.
 
 mod hash_to_prime;
 pub mod prime;
 mod prover;
+mod replay;
 mod verify;
 
 pub use hash_to_prime::{hash_to_prime, CHALLENGE_BITS, CHALLENGE_BYTES};
 pub use prover::{evaluate, EvalOptions, ProverParams, Trace};
+pub use replay::verify_replay;
 pub use verify::{verify, verify_encoded};
 
 use crate::group::Element;

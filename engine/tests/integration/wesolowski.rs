@@ -155,3 +155,45 @@ fn small_t_gives_identity_proof() {
         assert_eq!(vdf::verify(&m, &o.x, &o.y, t, &o.proof), Ok(()));
     }
 }
+
+#[test]
+fn replay_segments_recompute_and_catch_tampering() {
+    let m = Modulus::by_name("test1024").expect("named");
+    let opts = EvalOptions {
+        replay_every: Some(250),
+        ..EvalOptions::default()
+    };
+    let o = prove(&m, 3, 1000, &opts);
+    assert_eq!(o.replay.len(), 3);
+    assert_eq!(vdf::verify_replay(&m, &o.x, &o.y, o.t, &o.replay), Ok(()));
+    assert_eq!(vdf::verify_replay(&m, &o.x, &o.y, o.t, &[]), Ok(()));
+
+    // A wrong middle checkpoint breaks the two segments around it; the first is named.
+    let mut bad = o.replay.clone();
+    bad[1].value = o.replay[0].value.clone();
+    assert_eq!(
+        vdf::verify_replay(&m, &o.x, &o.y, o.t, &bad),
+        Err(Error::ReplayMismatch { from: 250, to: 500 })
+    );
+    // A wrong y breaks the last segment.
+    assert_eq!(
+        vdf::verify_replay(&m, &o.x, &o.replay[2].value, o.t, &o.replay),
+        Err(Error::ReplayMismatch {
+            from: 750,
+            to: 1000
+        })
+    );
+    // Out-of-order or out-of-range iterations are refused.
+    let mut swapped = o.replay.clone();
+    swapped.swap(0, 1);
+    assert!(matches!(
+        vdf::verify_replay(&m, &o.x, &o.y, o.t, &swapped),
+        Err(Error::BadReplay(_))
+    ));
+    let mut late = o.replay.clone();
+    late[2].iteration = 1000;
+    assert!(matches!(
+        vdf::verify_replay(&m, &o.x, &o.y, o.t, &late),
+        Err(Error::BadReplay(_))
+    ));
+}
