@@ -14,7 +14,7 @@ mod x86_64_adx;
 use super::Backend;
 use crate::error::{Error, Result};
 use crate::group::Modulus;
-use monty::{from_limbs, to_limbs, Monty, MulMod};
+use monty::{to_limbs, Monty, MulMod};
 use num_bigint::BigUint;
 
 pub use sqr2048::LIMBS;
@@ -166,11 +166,6 @@ impl Fast {
     pub fn one(&self) -> Limbs {
         self.monty.one()
     }
-
-    /// Integer limbs → Montgomery form, through a BigUint (not on any hot path).
-    pub fn limbs_to_monty(&self, plain: &Limbs) -> Limbs {
-        self.monty.to_monty(&from_limbs(plain))
-    }
 }
 
 impl MulMod for Fast {
@@ -234,6 +229,7 @@ pub fn limbs_of(v: &BigUint) -> Limbs {
 
 #[cfg(test)]
 mod tests {
+    use super::monty::from_limbs;
     use super::*;
     use proptest::prelude::*;
 
