@@ -2,8 +2,8 @@
 
 use thiserror::Error;
 
-/// Everything the engine can refuse. Every variant except `Internal` is the caller's fault:
-/// malformed input, an unknown name, or an out-of-range parameter.
+/// Everything the engine can refuse. Every variant is the caller's fault: malformed input, an
+/// unknown name, an out-of-range parameter, or a proof that does not check.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum Error {
     /// An encoded element has the wrong number of bytes for the modulus.
@@ -44,9 +44,6 @@ pub enum Error {
     /// A replay segment does not recompute: c_to ≠ c_from^(2^(to − from)).
     #[error("replay: segment from iteration {from} to {to} does not recompute")]
     ReplayMismatch { from: u64, to: u64 },
-    /// A broken internal invariant; never the caller's fault.
-    #[error("internal error: {0}")]
-    Internal(&'static str),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -214,6 +214,7 @@ fn bench_proof(args: ProofBenchArgs) -> anyhow::Result<ExitCode> {
     }
     let verify = t2.elapsed() / n;
     let p = trace.params();
+    let ns_per_square = eval.as_nanos() as f64 / t as f64;
     let report = serde_json::json!({
         "modulus": modulus.id(),
         "iterations": t,
@@ -221,7 +222,7 @@ fn bench_proof(args: ProofBenchArgs) -> anyhow::Result<ExitCode> {
         "k": p.k,
         "gamma": p.gamma,
         "eval_s": eval.as_secs_f64(),
-        "ns_per_square": eval.as_nanos() as f64 / t as f64,
+        "ns_per_square": ns_per_square,
         "proof_ms": proof.as_secs_f64() * 1e3,
         "proof_overhead": proof.as_secs_f64() / eval.as_secs_f64(),
         "verify_ms": verify.as_secs_f64() * 1e3,
@@ -244,7 +245,7 @@ fn bench_proof(args: ProofBenchArgs) -> anyhow::Result<ExitCode> {
         println!(
             "evaluation     {:.3} s ({:.1} ns/squaring)",
             eval.as_secs_f64(),
-            report["ns_per_square"].as_f64().unwrap_or(0.0)
+            ns_per_square
         );
         println!(
             "proof          {:.1} ms = {:.2}% of evaluation",

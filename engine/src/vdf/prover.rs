@@ -191,11 +191,6 @@ impl Trace {
         self.params
     }
 
-    /// T.
-    pub fn iterations(&self) -> u64 {
-        self.t
-    }
-
     fn element(&self, m: &Limbs) -> Element {
         // A Montgomery residue of a nonzero canonical input is a unit: never 0.
         self.modulus

@@ -81,9 +81,30 @@ def sqr_cross(A, t="rdi", a="rsi"):
 WIN_REGS = ["rbx", "rbp", "rcx", "r9", "r12", "r13", "r14", "r15"]
 
 
-def sqr_cross_tiled(A, W=8, t="rdi", a="rsi", b=None, regs=None):
+def carry_word_segment(A, i, src, j_range, window, has_cw, t="rdi", cw=64):
+    """One row segment: window[i + j] += rdx * src[j] for j in j_range, with mulx and the two
+    carry chains; the segment starts from row i's carry word t[cw + i] (when has_cw) and leaves
+    its carry out there for the next block."""
     H = ["r10", "r11"]
     L = "r8"
+    A("xor eax, eax")
+    h = 0
+    for j in j_range:
+        A(f"mulx {H[h]}, {L}, {q(src, j)}")
+        A(f"adcx {window[i + j]}, {L}")
+        if j == j_range[0]:
+            if has_cw:
+                A(f"adox {window[i + j]}, {q(t, cw + i)}")
+        else:
+            A(f"adox {window[i + j]}, {H[h ^ 1]}")
+        h ^= 1
+    hl = H[h ^ 1]
+    A(f"adcx {hl}, rax")
+    A(f"adox {hl}, rax")
+    A(f"mov {q(t, cw + i)}, {hl}")
+
+
+def sqr_cross_tiled(A, W=8, t="rdi", a="rsi", b=None, regs=None):
     CW = 64
     regs = list(regs or WIN_REGS)[:W]
     if b is None:
@@ -115,21 +136,7 @@ def sqr_cross_tiled(A, W=8, t="rdi", a="rsi", b=None, regs=None):
                     else:
                         A(f"mov {r}, 0")
             A(f"mov rdx, {q(b, i)}")
-            A("xor eax, eax")
-            h = 0
-            for j in range(s, e):
-                A(f"mulx {H[h]}, {L}, {q(a, j)}")
-                A(f"adcx {window[i + j]}, {L}")
-                if j == s:
-                    if has_cw:
-                        A(f"adox {window[i + j]}, {q(t, CW + i)}")
-                else:
-                    A(f"adox {window[i + j]}, {H[h ^ 1]}")
-                h ^= 1
-            hl = H[h ^ 1]
-            A(f"adcx {hl}, rax")
-            A(f"adox {hl}, rax")
-            A(f"mov {q(t, CW + i)}, {hl}")
+            carry_word_segment(A, i, a, range(s, e), window, has_cw, t, CW)
             nextmin = segs[idx + 1][0] + segs[idx + 1][1] if idx + 1 < len(segs) else 10**9
             for p in sorted(window):
                 if p < nextmin:
@@ -178,8 +185,6 @@ RWIN = ["rbx", "rbp", "rsi", "r9", "r12", "r13", "r14", "r15"]
 
 
 def redc_blocks(A, t="rdi", n="rcx"):
-    H = ["r10", "r11"]
-    L = "r8"
     CW, M, NI = 64, 100, 97
     for p0 in range(0, 2 * NL, 8):
         Wr = {p0 + k: RWIN[k] for k in range(8)}
@@ -203,21 +208,7 @@ def redc_blocks(A, t="rdi", n="rcx"):
                 A(f"mov {q(t, M + i)}, rdx")
             else:
                 A(f"mov rdx, {q(t, M + i)}")
-            A("xor eax, eax")
-            h = 0
-            for j in range(js, je + 1):
-                A(f"mulx {H[h]}, {L}, {q(n, j)}")
-                A(f"adcx {Wr[i + j]}, {L}")
-                if j == js:
-                    if has_cw:
-                        A(f"adox {Wr[i + j]}, {q(t, CW + i)}")
-                else:
-                    A(f"adox {Wr[i + j]}, {H[h ^ 1]}")
-                h ^= 1
-            hl = H[h ^ 1]
-            A(f"adcx {hl}, rax")
-            A(f"adox {hl}, rax")
-            A(f"mov {q(t, CW + i)}, {hl}")
+            carry_word_segment(A, i, n, range(js, je + 1), Wr, has_cw, t, CW)
         if p0 >= NL:
             for k in range(8):
                 A(f"mov {q(t, p0 + k)}, {Wr[p0 + k]}")
