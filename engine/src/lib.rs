@@ -16,9 +16,11 @@
 
 pub mod backend;
 pub mod calibrate;
+pub mod epoch;
 pub mod error;
 pub mod group;
 mod hash;
+pub mod merkle;
 pub mod vdf;
 
 pub use error::{Error, Result};
