@@ -1,14 +1,11 @@
 //! `vrs`: the verifiable randomness service and its command-line tools.
 
-mod cli;
-mod proof_json;
-
 use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
-    match cli::run(args) {
+    let args = vrs::cli::Cli::parse();
+    match vrs::cli::run(args) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");

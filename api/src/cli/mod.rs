@@ -1,7 +1,8 @@
-//! Command-line interface: `vrs vdf …` and `vrs bench …` (the service's `serve` comes next).
+//! Command-line interface: `vrs serve`, `vrs vdf …` and `vrs bench …`.
 
 mod bench;
 mod progress;
+mod serve;
 mod vdf;
 
 use clap::{Parser, Subcommand};
@@ -17,6 +18,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the randomness service (HTTP API, epochs, games) on the embedded store.
+    Serve(crate::config::ServeConfig),
     /// Evaluate, prove and verify the VDF directly (for auditors and engineers).
     #[command(subcommand)]
     Vdf(vdf::VdfCommand),
@@ -28,6 +31,7 @@ enum Command {
 /// Runs a parsed command; `Err` is a usage or I/O error (exit 2).
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Serve(config) => serve::run(config),
         Command::Vdf(cmd) => vdf::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
     }

@@ -1,7 +1,15 @@
-//! End-to-end tests that run the real `vrs` binary.
+//! The crate's integration tests: the real `vrs` binary (CLI and `vrs serve`) and the HTTP
+//! router in process.
 
+#![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
 mod cli_bench;
 mod cli_vdf;
+mod http_errors;
+mod independent;
+mod serve_games;
+mod serve_restart;
+mod server;
+mod store_conformance;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

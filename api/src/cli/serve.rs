@@ -1,0 +1,151 @@
+//! `vrs serve`: the HTTP service on the embedded store.
+
+use crate::config::ServeConfig;
+use crate::epoch::{now_ms, EngineStatus, EpochConfig, EpochLoop};
+use crate::http::{app, AppState};
+use crate::store::sqlite::SqliteStore;
+use crate::store::Store;
+use anyhow::{bail, Context};
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+use vrs_engine::calibrate::squarings_per_second;
+use vrs_engine::group::Modulus;
+
+/// Share of the epoch given to the T squarings; the rest covers the proof (about 5 % of the
+/// evaluation on two cores) and resolving the epoch's games.
+const EVALUATION_SHARE: f64 = 0.9;
+
+/// Longest wait for the epoch loop after the listener has stopped.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+pub fn run(config: ServeConfig) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("vrs-http")
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(serve(config))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+async fn serve(config: ServeConfig) -> anyhow::Result<()> {
+    init_logging();
+    if config.min_bet > config.max_bet {
+        bail!(
+            "--min-bet {} is above --max-bet {}",
+            config.min_bet,
+            config.max_bet
+        );
+    }
+    let modulus = Modulus::by_name(&config.modulus)
+        .with_context(|| format!("--modulus {}", config.modulus))?;
+    let store = SqliteStore::open(&config.data_dir)
+        .with_context(|| format!("opening the store in {}", config.data_dir.display()))?;
+    let store: Arc<dyn Store> = Arc::new(store);
+    store
+        .bootstrap(modulus.id(), now_ms())
+        .await
+        .context("preparing the epoch chain")?;
+
+    let (iterations, rate) = match config.iterations {
+        Some(t) => (t, None),
+        None => {
+            let m = modulus.clone();
+            let rate = tokio::task::spawn_blocking(move || {
+                squarings_per_second(&m, Duration::from_millis(500))
+            })
+            .await??;
+            let secs = config.epoch_ms as f64 / 1000.0 * EVALUATION_SHARE;
+            (((rate * secs) as u64).max(1), Some(rate))
+        }
+    };
+    let how = match rate {
+        Some(r) => format!("calibrated: {r:.0} squarings/s on this CPU"),
+        None => "fixed by --iterations".to_owned(),
+    };
+    println!(
+        "vrs: modulus {}, T = {iterations} squarings per epoch ({how}), epochs of at least {} ms",
+        modulus.id(),
+        config.epoch_ms
+    );
+
+    let listener = tokio::net::TcpListener::bind(&config.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.addr))?;
+    let local = listener.local_addr()?;
+    println!("vrs listening on http://{local}");
+    std::io::stdout().flush()?;
+
+    let engine = Arc::new(EngineStatus::default());
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let epoch_loop = EpochLoop::new(
+        Arc::clone(&store),
+        EpochConfig {
+            modulus: modulus.clone(),
+            iterations,
+            epoch_ms: config.epoch_ms,
+        },
+        Arc::clone(&engine),
+    )?;
+    let loop_task = tokio::spawn(epoch_loop.run(stop_rx));
+
+    let state = Arc::new(AppState {
+        store,
+        engine,
+        modulus: modulus.id().to_owned(),
+        iterations,
+        epoch_ms: config.epoch_ms,
+        squarings_per_second: rate,
+        limits: config.limits(),
+        started: Instant::now(),
+    });
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("HTTP server")?;
+
+    tracing::info!("stopping: the epoch in progress resumes from its stored input on restart");
+    let _ = stop_tx.send(true);
+    if tokio::time::timeout(SHUTDOWN_GRACE, loop_task)
+        .await
+        .is_err()
+    {
+        tracing::warn!("the epoch loop did not stop in time");
+    }
+    println!("vrs stopped");
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,106 @@
+//! The bytes a game commits to: one leaf of its epoch's bets tree (docs/PROTOCOL.md,
+//! "Bet leaves").
+//!
+//! ```text
+//! leaf = u8(10) ‖ "vrs/v1/bet" ‖ field(game_id) ‖ field(game) ‖ field(bet_type) ‖ field(target)
+//!        ‖ field(combo) ‖ field(amount) ‖ field(player_id) ‖ field(player_seed) ‖ field(operator_key)
+//! field(s) = u16(len(UTF-8(s))) big-endian ‖ UTF-8(s)
+//! ```
+//! Absent values are the empty string; target is decimal ("7"), combo is "a,b" ascending,
+//! amount has two fraction digits ("1.00"). The leaf hash is RFC 6962's SHA-256(0x00 ‖ leaf).
+
+use crate::store::NewGame;
+
+/// Domain tag that starts every leaf.
+pub const LEAF_TAG: &[u8] = b"vrs/v1/bet";
+
+/// The committed fields of a game, as strings, in leaf order.
+pub fn leaf_fields(g: &NewGame) -> [String; 9] {
+    [
+        g.game_id.clone(),
+        g.game.clone(),
+        g.bet_type.clone().unwrap_or_default(),
+        g.target.map(|t| t.to_string()).unwrap_or_default(),
+        g.combo
+            .map(|c| format!("{},{}", c[0], c[1]))
+            .unwrap_or_default(),
+        g.amount.clone().unwrap_or_default(),
+        g.player_id.clone(),
+        g.player_seed.clone().unwrap_or_default(),
+        g.operator_key.clone(),
+    ]
+}
+
+/// The leaf bytes of `g` (its own `leaf` member is ignored).
+pub fn bet_leaf(g: &NewGame) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128);
+    out.push(LEAF_TAG.len() as u8);
+    out.extend_from_slice(LEAF_TAG);
+    for f in leaf_fields(g) {
+        // Request limits keep every field far below 65535 bytes; clamp defensively anyway.
+        let bytes = f.as_bytes();
+        let len = bytes.len().min(u16::MAX as usize);
+        out.extend_from_slice(&(len as u16).to_be_bytes());
+        out.extend_from_slice(&bytes[..len]);
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn game() -> NewGame {
+        NewGame {
+            game_id: "0123456789abcdef0123456789abcdef".into(),
+            request_id: "r".into(),
+            game: "sicbo".into(),
+            bet_type: Some("combo".into()),
+            target: None,
+            combo: Some([2, 5]),
+            amount: Some("2.50".into()),
+            player_id: "alice".into(),
+            player_seed: Some("lucky".into()),
+            operator_key: "vrs-house".into(),
+            created_at_ms: 0,
+            leaf: vec![],
+        }
+    }
+
+    #[test]
+    fn layout_is_tag_then_length_prefixed_fields() {
+        let leaf = bet_leaf(&game());
+        let mut expect = vec![10u8];
+        expect.extend_from_slice(b"vrs/v1/bet");
+        for f in [
+            "0123456789abcdef0123456789abcdef",
+            "sicbo",
+            "combo",
+            "",
+            "2,5",
+            "2.50",
+            "alice",
+            "lucky",
+            "vrs-house",
+        ] {
+            expect.extend_from_slice(&(f.len() as u16).to_be_bytes());
+            expect.extend_from_slice(f.as_bytes());
+        }
+        assert_eq!(leaf, expect);
+    }
+
+    #[test]
+    fn every_field_is_committed() {
+        let base = bet_leaf(&game());
+        let mut g = game();
+        g.player_seed = None;
+        assert_ne!(bet_leaf(&g), base);
+        let mut g = game();
+        g.amount = Some("2.51".into());
+        assert_ne!(bet_leaf(&g), base);
+        let mut g = game();
+        g.created_at_ms = 5; // not committed: the time is the server's, not the bet's
+        assert_eq!(bet_leaf(&g), base);
+    }
+}

@@ -1,0 +1,47 @@
+//! Typed configuration of `vrs serve`: defaults in code, overridden by `VRS_*` environment
+//! variables, overridden by flags (clap reads both).
+
+use crate::games::{Amount, Limits};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Options of `vrs serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeConfig {
+    /// Address to listen on (port 0 picks a free port; the chosen URL is printed).
+    #[arg(long, env = "VRS_ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: String,
+    /// Directory of the embedded store (created if missing).
+    #[arg(long, env = "VRS_DATA_DIR", default_value = "./vrs-data")]
+    pub data_dir: PathBuf,
+    /// Target epoch duration in milliseconds: T is calibrated so that one epoch's VDF and proof
+    /// take about this long, and an epoch stays open for bets at least this long.
+    #[arg(long, env = "VRS_EPOCH_MS", default_value_t = 5000,
+          value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
+    pub epoch_ms: u64,
+    /// Fixed number of sequential squarings per epoch (skips calibration).
+    #[arg(long, env = "VRS_ITERATIONS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub iterations: Option<u64>,
+    /// Group modulus: rsa2048 (default), or test512 / test1024 (insecure, for tests).
+    #[arg(long, env = "VRS_MODULUS", default_value = "rsa2048")]
+    pub modulus: String,
+    /// Smallest bet amount accepted.
+    #[arg(long, env = "VRS_MIN_BET", default_value = "0.01", value_parser = parse_amount)]
+    pub min_bet: Amount,
+    /// Largest bet amount accepted.
+    #[arg(long, env = "VRS_MAX_BET", default_value = "10000.00", value_parser = parse_amount)]
+    pub max_bet: Amount,
+}
+
+fn parse_amount(s: &str) -> Result<Amount, String> {
+    Amount::parse_json_number(s)
+}
+
+impl ServeConfig {
+    pub fn limits(&self) -> Limits {
+        Limits {
+            min_amount: self.min_bet,
+            max_amount: self.max_bet,
+        }
+    }
+}

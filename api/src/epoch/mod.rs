@@ -1,0 +1,264 @@
+//! The epoch loop: close the open epoch → commit its bets (Merkle root) → x_e → VDF thread →
+//! y_e, π → resolve every game of the epoch → repeat (docs/PROTOCOL.md, "Epochs").
+//!
+//! The loop is a state machine driven by what the store holds, so a stop, a crash or a
+//! database error at any point resumes where it left off: a closed epoch without an input gets
+//! its input (recomputed from its stored leaves, deterministically), a closed epoch with an
+//! input gets its VDF run and is resolved, and otherwise the open epoch is closed once it has
+//! been open for `epoch_ms`.
+
+mod vdf_thread;
+
+pub use vdf_thread::{VdfThread, REPLAY_SEGMENTS};
+
+use crate::outcome;
+use crate::store::{EpochInput, EpochOutput, EpochRecord, Store, StoreError};
+use anyhow::{anyhow, bail, Context};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::watch;
+use vrs_engine::epoch::{epoch_input, genesis_output};
+use vrs_engine::group::Modulus;
+use vrs_engine::merkle;
+use vrs_engine::vdf::CHALLENGE_BYTES;
+
+/// What the loop is doing, for `/health`, `/` and `/api/v1/stats`.
+#[derive(Debug, Default)]
+pub struct EngineStatus {
+    /// Epoch whose VDF is running (0: none).
+    pub computing_epoch: AtomicU64,
+    pub squarings_done: AtomicU64,
+    pub squarings_total: AtomicU64,
+    pub last_resolved_epoch: AtomicU64,
+    pub last_computation_ms: AtomicU64,
+    pub epochs_resolved: AtomicU64,
+    /// The last error the loop hit (cleared when a step succeeds).
+    pub last_error: Mutex<Option<String>>,
+}
+
+impl EngineStatus {
+    fn set_error(&self, e: Option<String>) {
+        if let Ok(mut slot) = self.last_error.lock() {
+            *slot = e;
+        }
+    }
+
+    pub fn error(&self) -> Option<String> {
+        self.last_error.lock().ok().and_then(|e| e.clone())
+    }
+}
+
+/// Unix time in milliseconds (the only clock the epoch records use).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// The epoch loop's configuration.
+#[derive(Debug, Clone)]
+pub struct EpochConfig {
+    pub modulus: Modulus,
+    /// T for epochs closed from now on (an epoch keeps the T recorded in its input).
+    pub iterations: u64,
+    /// Least time an epoch stays open for bets.
+    pub epoch_ms: u64,
+}
+
+#[derive(Debug)]
+pub struct EpochLoop {
+    store: Arc<dyn Store>,
+    config: EpochConfig,
+    status: Arc<EngineStatus>,
+    vdf: VdfThread,
+    /// A computed output not yet stored (kept so a database error does not cost a VDF run).
+    computed: Option<(u64, EpochOutput)>,
+}
+
+impl EpochLoop {
+    pub fn new(
+        store: Arc<dyn Store>,
+        config: EpochConfig,
+        status: Arc<EngineStatus>,
+    ) -> anyhow::Result<Self> {
+        let vdf = VdfThread::spawn(config.modulus.clone(), Arc::clone(&status))?;
+        Ok(Self {
+            store,
+            config,
+            status,
+            vdf,
+            computed: None,
+        })
+    }
+
+    /// Runs until `shutdown` turns true. Errors are logged and the step retried after a pause;
+    /// the loop never gives up on its own.
+    pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
+        let mut backoff = Duration::from_millis(200);
+        loop {
+            if *shutdown.borrow() {
+                return;
+            }
+            let result = tokio::select! {
+                r = self.step() => r,
+                _ = shutdown.changed() => return,
+            };
+            match result {
+                Ok(()) => {
+                    self.status.set_error(None);
+                    backoff = Duration::from_millis(200);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %format!("{e:#}"), retry_ms = backoff.as_millis() as u64, "epoch step failed");
+                    self.status.set_error(Some(format!("{e:#}")));
+                    tokio::select! {
+                        _ = tokio::time::sleep(backoff) => {}
+                        _ = shutdown.changed() => return,
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
+    }
+
+    /// Does the next thing the store's state calls for.
+    async fn step(&mut self) -> anyhow::Result<()> {
+        if let Some(epoch) = self.store.unresolved_epochs().await?.into_iter().next() {
+            return self.finish(epoch).await;
+        }
+        let open = self.store.open_epoch().await?;
+        let due = open.opened_at_ms + self.config.epoch_ms as i64;
+        let wait = due - now_ms();
+        if wait > 0 {
+            tokio::time::sleep(Duration::from_millis(wait as u64)).await;
+        }
+        let leaves = self.store.close_epoch(open.number, now_ms()).await?;
+        tracing::debug!(epoch = open.number, bets = leaves.len(), "epoch closed");
+        Ok(())
+    }
+
+    /// Commits the input of a closed epoch (if not yet), runs its VDF and resolves it.
+    async fn finish(&mut self, epoch: EpochRecord) -> anyhow::Result<()> {
+        let e = epoch.number;
+        let m = &self.config.modulus;
+        if epoch.modulus != m.id() {
+            bail!(
+                "epoch {e} uses modulus {}, this service runs {}",
+                epoch.modulus,
+                m.id()
+            );
+        }
+        let input = match epoch.input {
+            Some(input) => input,
+            None => {
+                let input = self.commit_input(e).await?;
+                self.store.set_epoch_input(e, &input).await?;
+                tracing::debug!(epoch = e, bets = input.bet_count, "epoch input committed");
+                input
+            }
+        };
+        let output = match self.computed.take() {
+            Some((ce, out)) if ce == e => out,
+            _ => {
+                let x = m
+                    .decode("x", &input.x)
+                    .with_context(|| format!("stored input of epoch {e}"))?;
+                let c = self
+                    .vdf
+                    .compute(e, x, input.iterations)
+                    .await
+                    .map_err(|msg| anyhow!(msg))?;
+                let out = &c.output;
+                let l = out.proof.l.to_bytes_be();
+                let mut l_fixed = vec![0u8; CHALLENGE_BYTES - l.len().min(CHALLENGE_BYTES)];
+                l_fixed.extend_from_slice(&l);
+                EpochOutput {
+                    y: m.encode(&out.y),
+                    pi: m.encode(&out.proof.pi),
+                    l: l_fixed,
+                    checkpoints: out
+                        .replay
+                        .iter()
+                        .map(|c| (c.iteration, m.encode(&c.value)))
+                        .collect(),
+                    computation_ms: c.computation_ms,
+                    resolved_at_ms: 0,
+                }
+            }
+        };
+        // Keep the output until it is stored: a failed write retries without a new VDF run.
+        self.computed = Some((e, output.clone()));
+        let games = self.store.epoch_games(e).await?;
+        let mut resolutions = Vec::with_capacity(games.len());
+        for g in &games {
+            let o = outcome::derive(&output.y, &g.new).map_err(|msg| anyhow!(msg))?;
+            resolutions.push(o.resolution(&g.new.game_id));
+        }
+        let mut output = output;
+        output.resolved_at_ms = now_ms();
+        match self.store.resolve_epoch(e, &output, &resolutions).await {
+            Ok(()) => {}
+            // A retry after a commit whose answer was lost: already resolved is success.
+            Err(StoreError::Conflict(_))
+                if self
+                    .store
+                    .epoch(e)
+                    .await?
+                    .is_some_and(|r| r.output.is_some()) => {}
+            Err(err) => return Err(err.into()),
+        }
+        self.computed = None;
+        self.status.last_resolved_epoch.store(e, Ordering::Relaxed);
+        self.status
+            .last_computation_ms
+            .store(output.computation_ms, Ordering::Relaxed);
+        self.status.epochs_resolved.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(
+            epoch = e,
+            games = games.len(),
+            iterations = input.iterations,
+            computation_ms = output.computation_ms,
+            "epoch resolved"
+        );
+        Ok(())
+    }
+
+    /// bets_root and x_e of closed epoch `e` from its stored leaves and y_{e−1}.
+    async fn commit_input(&self, e: u64) -> anyhow::Result<EpochInput> {
+        let m = &self.config.modulus;
+        let leaves = self.store.close_epoch(e, now_ms()).await?;
+        let leaf_hashes: Vec<merkle::Hash> = leaves.iter().map(|l| merkle::leaf_hash(l)).collect();
+        let bets_root = merkle::root(&leaf_hashes);
+        let prev_y = previous_output(self.store.as_ref(), m, e).await?;
+        let prev = m.decode("previous output", &prev_y)?;
+        let t = self.config.iterations;
+        let x = epoch_input(m, e, &prev, &bets_root, t);
+        Ok(EpochInput {
+            iterations: t,
+            prev_y,
+            bets_root,
+            bet_count: leaves.len() as u64,
+            x: m.encode(&x),
+        })
+    }
+}
+
+/// y_{e−1} as stored (fixed-width bytes), or the genesis output for the first epoch.
+pub async fn previous_output(
+    store: &dyn Store,
+    modulus: &Modulus,
+    e: u64,
+) -> anyhow::Result<Vec<u8>> {
+    if e <= 1 {
+        return Ok(modulus.encode(&genesis_output(modulus)));
+    }
+    let prev = store
+        .epoch(e - 1)
+        .await?
+        .with_context(|| format!("epoch {} is missing", e - 1))?;
+    let out = prev
+        .output
+        .with_context(|| format!("epoch {} is not resolved yet", e - 1))?;
+    Ok(out.y)
+}

@@ -1,0 +1,267 @@
+//! Game catalog, bets, raw RNG requests, results and verification.
+
+use super::{ApiError, State};
+use crate::commit::bet_leaf;
+use crate::epoch::now_ms;
+use crate::games::{self, catalog as game_catalog, parse_bet, valid_bet_types, Game};
+use crate::store::NewGame;
+use crate::verify::{lookup, Lookup};
+use axum::body::Bytes;
+use axum::extract::{Path, State as AxState};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use rand::RngCore;
+use serde_json::{json, Value};
+
+/// Longest client_seed of a raw RNG request, in characters.
+const MAX_CLIENT_SEED: usize = 256;
+
+/// 32 lowercase hex digits from the operating system's CSPRNG.
+fn random_id() -> String {
+    let mut b = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut b);
+    hex::encode(b)
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// A game id as the API hands them out: 32 lowercase hex digits.
+fn is_game_id(id: &str) -> bool {
+    id.len() == 32
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+fn epoch_seconds(state: &State) -> f64 {
+    state.epoch_ms as f64 / 1000.0
+}
+
+pub async fn catalog() -> Json<Value> {
+    let games: Vec<Value> = game_catalog()
+        .into_iter()
+        .filter(|c| c.game != Game::Rng) // raw RNG has its own member below
+        .map(|c| {
+            json!({
+                "type": c.game.name(),
+                "name": c.name,
+                "description": c.description,
+                "bet_types": valid_bet_types(c.game),
+                "house_edge": c.house_edge,
+                "endpoint": format!("/api/v1/games/{}/bet", c.game.name()),
+            })
+        })
+        .collect();
+    Json(json!({
+        "games": games,
+        "raw_rng": {
+            "description": "Verifiable random value without a game: rngValue = HMAC-SHA256(y_e, \
+                game_id ‖ client_seed), resolved with the next epoch",
+            "endpoint": "/api/v1/rng/generate",
+        },
+        "rules": "/docs/games",
+    }))
+}
+
+pub async fn dice_bet(
+    AxState(state): AxState<State>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    place_bet(state, Game::Dice, &headers, &body).await
+}
+
+pub async fn sicbo_bet(
+    AxState(state): AxState<State>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    place_bet(state, Game::Sicbo, &headers, &body).await
+}
+
+async fn place_bet(
+    state: State,
+    game: Game,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    if !is_json(headers) {
+        return Err(ApiError::BadBet {
+            game,
+            message: "Content-Type must be application/json".into(),
+        });
+    }
+    let bet = parse_bet(game, body, &state.limits).map_err(|e| ApiError::BadBet {
+        game,
+        message: e.message,
+    })?;
+    let mut new = NewGame {
+        game_id: random_id(),
+        request_id: random_id(),
+        game: game.name().to_owned(),
+        bet_type: Some(bet.spec.bet_type().to_owned()),
+        target: bet.spec.target(),
+        combo: bet.spec.combo(),
+        amount: Some(bet.amount.to_string()),
+        player_id: bet.player_id,
+        player_seed: bet.player_seed,
+        operator_key: bet.operator_key,
+        created_at_ms: now_ms(),
+        leaf: Vec::new(),
+    };
+    new.leaf = bet_leaf(&new);
+    let (game_id, bet_id) = (new.game_id.clone(), new.request_id.clone());
+    let epoch = state.store.insert_game(new).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({
+            "accepted": true,
+            "bet_id": bet_id,
+            "game_id": game_id,
+            "resolves_at_epoch": epoch,
+            "message": format!(
+                "Bet accepted into epoch {epoch}; the result is available after the next \
+                 epoch resolves (about {:.0} s each). Poll /api/v1/games/{game_id}.",
+                epoch_seconds(&state)
+            ),
+            "poll_url": format!("/api/v1/games/{game_id}"),
+        })),
+    )
+        .into_response())
+}
+
+pub async fn rng_generate(
+    AxState(state): AxState<State>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let client_seed = parse_rng_body(&headers, &body).map_err(ApiError::BadRequest)?;
+    let mut new = NewGame {
+        game_id: random_id(),
+        request_id: random_id(),
+        game: Game::Rng.name().to_owned(),
+        bet_type: None,
+        target: None,
+        combo: None,
+        amount: None,
+        player_id: games::DEFAULT_PLAYER_ID.to_owned(),
+        player_seed: client_seed,
+        operator_key: games::DEFAULT_OPERATOR_KEY.to_owned(),
+        created_at_ms: now_ms(),
+        leaf: Vec::new(),
+    };
+    new.leaf = bet_leaf(&new);
+    let (game_id, request_id) = (new.game_id.clone(), new.request_id.clone());
+    let epoch = state.store.insert_game(new).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({
+            "accepted": true,
+            "request_id": request_id,
+            "game_id": game_id,
+            "resolves_at_epoch": epoch,
+            "poll_url": format!("/api/v1/games/{game_id}"),
+            "message": format!(
+                "Request accepted into epoch {epoch}; poll the URL for the value."
+            ),
+        })),
+    )
+        .into_response())
+}
+
+/// The optional body of a raw RNG request: nothing, or a JSON object with `client_seed`.
+fn parse_rng_body(headers: &HeaderMap, body: &[u8]) -> Result<Option<String>, String> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    if !is_json(headers) {
+        return Err("Content-Type must be application/json".into());
+    }
+    let v: serde_json::Map<String, Value> =
+        serde_json::from_slice(body).map_err(|e| format!("body must be a JSON object: {e}"))?;
+    if let Some(k) = v.keys().find(|k| *k != "client_seed") {
+        return Err(format!("unknown field `{k}`; expected `client_seed`"));
+    }
+    match v.get("client_seed") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.chars().count() <= MAX_CLIENT_SEED => Ok(Some(s.clone())),
+        Some(Value::String(_)) => Err(format!(
+            "client_seed is longer than {MAX_CLIENT_SEED} characters"
+        )),
+        Some(_) => Err("client_seed must be a string".into()),
+    }
+}
+
+pub async fn game_result(
+    AxState(state): AxState<State>,
+    Path(game_id): Path<String>,
+) -> Result<Response, ApiError> {
+    if !is_game_id(&game_id) {
+        return Err(ApiError::GameNotFound(game_id));
+    }
+    match lookup(state.store.as_ref(), &game_id).await? {
+        Lookup::NotFound => Err(ApiError::GameNotFound(game_id)),
+        Lookup::Pending(g) => Ok(pending(&state, &g)),
+        Lookup::Resolved(v) => Ok((
+            StatusCode::OK,
+            Json(json!({
+                "status": "resolved",
+                "game_id": game_id,
+                "result": v.result,
+                "replay": v.replay_steps,
+            })),
+        )
+            .into_response()),
+    }
+}
+
+pub async fn verify(
+    AxState(state): AxState<State>,
+    Path(game_id): Path<String>,
+) -> Result<Response, ApiError> {
+    if !is_game_id(&game_id) {
+        return Err(ApiError::VerifyNotFound(game_id));
+    }
+    match lookup(state.store.as_ref(), &game_id).await? {
+        Lookup::NotFound => Err(ApiError::VerifyNotFound(game_id)),
+        Lookup::Pending(g) => Ok(pending(&state, &g)),
+        Lookup::Resolved(v) => Ok((
+            StatusCode::OK,
+            Json(json!({
+                "game_id": game_id,
+                "verified": v.verified,
+                "checks": v.checks.iter().map(|c| json!({
+                    "name": c.name, "passed": c.passed, "detail": c.detail,
+                })).collect::<Vec<_>>(),
+                "proof": v.proof,
+                "replay_steps": v.replay_steps,
+            })),
+        )
+            .into_response()),
+    }
+}
+
+/// 202: the game is accepted but its epoch has not resolved yet.
+fn pending(state: &State, g: &crate::store::GameRecord) -> Response {
+    (
+        StatusCode::ACCEPTED,
+        Json(json!({
+            "status": "pending",
+            "game_id": g.new.game_id,
+            "resolves_at_epoch": g.epoch,
+            "message": format!(
+                "waiting for epoch {} to resolve (epochs take about {:.0} s)",
+                g.epoch,
+                epoch_seconds(state)
+            ),
+        })),
+    )
+        .into_response()
+}

@@ -1,0 +1,113 @@
+//! The HTTP API (docs: ../shared/spec/interface.md; rules fixed in docs/GAMES.md and
+//! docs/PROTOCOL.md). [`app`] builds the whole router so tests drive it without a socket.
+
+mod error;
+mod games;
+mod system;
+
+pub use error::ApiError;
+
+use crate::epoch::EngineStatus;
+use crate::games::Limits;
+use crate::store::Store;
+use axum::body::Body;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{header, HeaderValue, Response, StatusCode};
+use axum::routing::{get, post};
+use axum::Router;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The API version reported in `GET /`.
+pub const API_VERSION: &str = "0.2.0";
+
+/// Largest request body accepted (413 above it).
+pub const BODY_LIMIT: usize = 16 * 1024;
+
+/// What the handlers share.
+#[derive(Debug)]
+pub struct AppState {
+    pub store: Arc<dyn Store>,
+    pub engine: Arc<EngineStatus>,
+    pub modulus: String,
+    /// T of the epochs this process closes.
+    pub iterations: u64,
+    pub epoch_ms: u64,
+    /// Squarings per second measured at start-up (None when T was given).
+    pub squarings_per_second: Option<f64>,
+    pub limits: Limits,
+    pub started: Instant,
+}
+
+type State = Arc<AppState>;
+
+/// The router of the randomness and games API.
+pub fn app(state: Arc<AppState>) -> Router {
+    let routes = Router::new()
+        .route("/", get(system::info))
+        .route("/health", get(system::health))
+        .route("/docs", get(system::docs_index))
+        .route("/docs/{name}", get(system::doc))
+        .route("/api/v1/entropy", get(system::entropy))
+        .route("/api/v1/stats", get(system::stats))
+        .route("/api/v1/recent", get(system::recent))
+        .route("/api/v1/games", get(games::catalog))
+        .route("/api/v1/games/dice/bet", post(games::dice_bet))
+        .route("/api/v1/games/sicbo/bet", post(games::sicbo_bet))
+        .route("/api/v1/rng/generate", post(games::rng_generate))
+        .route("/api/v1/games/{game_id}", get(games::game_result))
+        .route("/api/v1/verify/{game_id}", get(games::verify))
+        .fallback(system::not_found)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state);
+    // Outside the routes, so that it sees the `Allow` header axum adds to a 405 response.
+    Router::new()
+        .fallback_service(routes)
+        .layer(axum::middleware::map_response(json_errors))
+}
+
+/// Gives every error response that is not JSON yet (axum's own 405 and 413, for instance) a
+/// JSON body, keeping its status and headers (`Allow` on a 405).
+async fn json_errors(res: Response<Body>) -> Response<Body> {
+    let status = res.status();
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if is_json || !(status.is_client_error() || status.is_server_error()) {
+        return res;
+    }
+    let (mut parts, _) = res.into_parts();
+    let body = match status {
+        StatusCode::METHOD_NOT_ALLOWED => {
+            let allow = parts
+                .headers
+                .get(header::ALLOW)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            let allowed: Vec<&str> = allow
+                .split(',')
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .collect();
+            serde_json::json!({
+                "error": format!("method not allowed; this path accepts {}", allowed.join(", ")),
+                "allowed": allowed,
+            })
+        }
+        StatusCode::PAYLOAD_TOO_LARGE => serde_json::json!({
+            "error": format!("request body too large; the limit is {BODY_LIMIT} bytes"),
+        }),
+        other => serde_json::json!({
+            "error": other.canonical_reason().unwrap_or("error").to_lowercase(),
+        }),
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Response::from_parts(parts, Body::from(body.to_string()))
+}

@@ -1,0 +1,286 @@
+//! Service info, health, entropy, stats, recent games and the embedded documents.
+
+use super::{ApiError, State, API_VERSION};
+use crate::verify::veo_class;
+use axum::extract::{Path, State as AxState};
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::sync::atomic::Ordering;
+
+/// Documents served under /docs/{name}: (name, title, markdown).
+const DOCS: &[(&str, &str, &str)] = &[
+    (
+        "protocol",
+        "vrs protocol: VDF, epochs, commitments, derivation (byte-exact)",
+        include_str!("../../../docs/PROTOCOL.md"),
+    ),
+    (
+        "games",
+        "Game rules, payouts and validation",
+        include_str!("../../../docs/GAMES.md"),
+    ),
+];
+
+/// The endpoints of this API, for /docs/api.
+const ENDPOINTS: &[(&str, &str, &str)] = &[
+    ("GET", "/", "service info"),
+    ("GET", "/health", "health"),
+    (
+        "GET",
+        "/api/v1/entropy",
+        "entropy of the latest resolved epoch (202 before the first)",
+    ),
+    ("GET", "/api/v1/games", "game catalog"),
+    (
+        "POST",
+        "/api/v1/games/dice/bet",
+        "place a two-dice bet (202)",
+    ),
+    (
+        "POST",
+        "/api/v1/games/sicbo/bet",
+        "place a Sic Bo bet (202)",
+    ),
+    (
+        "POST",
+        "/api/v1/rng/generate",
+        "raw verifiable random value (202)",
+    ),
+    (
+        "GET",
+        "/api/v1/games/{gameId}",
+        "result and replay (200), pending (202)",
+    ),
+    (
+        "GET",
+        "/api/v1/verify/{gameId}",
+        "recomputed verification with proof data (200)",
+    ),
+    ("GET", "/api/v1/stats", "engine and game statistics"),
+    ("GET", "/api/v1/recent", "the 20 most recent games"),
+    ("GET", "/docs", "documents"),
+];
+
+fn uptime(state: &State) -> u64 {
+    state.started.elapsed().as_secs()
+}
+
+async fn database(state: &State) -> &'static str {
+    match state.store.ping().await {
+        Ok(()) => "connected",
+        Err(_) => "disconnected",
+    }
+}
+
+fn vdf_status(state: &State) -> &'static str {
+    if state.engine.error().is_some() {
+        "degraded"
+    } else {
+        "active"
+    }
+}
+
+pub async fn info(AxState(state): AxState<State>) -> Result<Json<Value>, ApiError> {
+    let database = database(&state).await;
+    let open = state.store.open_epoch().await.ok().map(|e| e.number);
+    let e = &state.engine;
+    let last_ms = e.last_computation_ms.load(Ordering::Relaxed);
+    Ok(Json(json!({
+        "service": "vrs",
+        "description": "Verifiable randomness: epochs resolved by a VDF (Wesolowski, RSA group) \
+            over committed bets; provably fair dice and Sic Bo; every outcome verifiable offline",
+        "version": API_VERSION,
+        "status": if database == "connected" { "operational" } else { "degraded" },
+        "links": {
+            "verify": "/api/v1/verify/{gameId}",
+            "whitepaper": "/docs/protocol",
+            "api_docs": "/docs/api",
+            "health": "/health",
+            "stats": "/api/v1/stats",
+            "recent": "/api/v1/recent",
+            "docs": "/docs",
+        },
+        "database": database,
+        "vdf_engine": {
+            "status": vdf_status(&state),
+            "epoch": {
+                "current": open,
+                "computing": non_zero(e.computing_epoch.load(Ordering::Relaxed)),
+                "last_resolved": non_zero(e.last_resolved_epoch.load(Ordering::Relaxed)),
+                "iterations": state.iterations,
+                "modulus": state.modulus,
+            },
+            "computation_time": format!("{:.2}s", last_ms as f64 / 1000.0),
+        },
+        "uptime": uptime(&state),
+    })))
+}
+
+fn non_zero(v: u64) -> Value {
+    if v == 0 {
+        Value::Null
+    } else {
+        json!(v)
+    }
+}
+
+pub async fn health(AxState(state): AxState<State>) -> Response {
+    let database = database(&state).await;
+    let ok = database == "connected";
+    let status = if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (
+        status,
+        Json(json!({
+            "status": if ok { "ok" } else { "degraded" },
+            "uptime": uptime(&state),
+            "database": database,
+            "vdf": vdf_status(&state),
+        })),
+    )
+        .into_response()
+}
+
+pub async fn entropy(AxState(state): AxState<State>) -> Result<Response, ApiError> {
+    let Some(epoch) = state.store.latest_resolved_epoch().await? else {
+        let open = state.store.open_epoch().await?;
+        return Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({
+                "status": "pending",
+                "message": "no epoch has resolved yet; the first entropy is published when \
+                    the first epoch's VDF finishes",
+                "epoch": open.number,
+            })),
+        )
+            .into_response());
+    };
+    let Some(out) = epoch.output.as_ref() else {
+        return Err(ApiError::Internal(anyhow::anyhow!(
+            "epoch {} is resolved without output",
+            epoch.number
+        )));
+    };
+    let last_game = state.store.epoch_games(epoch.number).await?.pop();
+    Ok((
+        StatusCode::OK,
+        Json(json!({
+            "entropy": hex::encode(&out.y),
+            "entropy_hash": hex::encode(Sha256::digest(&out.y)),
+            "source": "vdf_epoch",
+            "epoch": epoch.number,
+            "timestamp": out.resolved_at_ms / 1000,
+            "veo_class": veo_class(&epoch.modulus),
+            "verify_url": last_game.map(|g| format!("/api/v1/verify/{}", g.new.game_id)),
+            "iterations": epoch.input.as_ref().map(|i| i.iterations),
+            "modulus": epoch.modulus,
+        })),
+    )
+        .into_response())
+}
+
+pub async fn stats(AxState(state): AxState<State>) -> Result<Json<Value>, ApiError> {
+    let open = state.store.open_epoch().await?;
+    let counts = state.store.game_counts().await?;
+    let e = &state.engine;
+    let computing = e.computing_epoch.load(Ordering::Relaxed);
+    let done = e.squarings_done.load(Ordering::Relaxed);
+    let total = e.squarings_total.load(Ordering::Relaxed);
+    Ok(Json(json!({
+        "epoch": {
+            "current": open.number,
+            "open_since": open.opened_at_ms / 1000,
+            "computing": non_zero(computing),
+            "progress": if computing == 0 || total == 0 { Value::Null }
+                else { json!((done as f64 / total as f64 * 1000.0).round() / 1000.0) },
+            "last_resolved": non_zero(e.last_resolved_epoch.load(Ordering::Relaxed)),
+            "iterations": state.iterations,
+            "modulus": state.modulus,
+            "target_ms": state.epoch_ms,
+            "last_computation_ms": e.last_computation_ms.load(Ordering::Relaxed),
+        },
+        "total_games": counts.total,
+        "resolved_games": counts.resolved,
+        "pending_games": counts.total - counts.resolved,
+        "games_by_type": counts.by_game,
+        "performance": {
+            "squarings_per_second": state.squarings_per_second.map(|r| r.round()),
+            "epochs_resolved_since_start": e.epochs_resolved.load(Ordering::Relaxed),
+            "uptime": uptime(&state),
+        },
+        "store": state.store.kind(),
+        "engine_error": e.error(),
+    })))
+}
+
+pub async fn recent(AxState(state): AxState<State>) -> Result<Json<Value>, ApiError> {
+    let games: Vec<Value> = state
+        .store
+        .recent_games(20)
+        .await?
+        .into_iter()
+        .map(|g| {
+            let r = g.resolution.as_ref();
+            json!({
+                "game_id": g.new.game_id,
+                "game": g.new.game,
+                "bet_type": g.new.bet_type,
+                "amount": g.new.amount,
+                "player_id": g.new.player_id,
+                "status": if r.is_some() { "resolved" } else { "pending" },
+                "epoch": g.epoch,
+                "dice": r.map(|r| r.dice.clone()),
+                "won": r.and_then(|r| r.won),
+                "payout": r.and_then(|r| r.payout.clone()),
+                "created_at": g.new.created_at_ms / 1000,
+                "verify_url": format!("/api/v1/verify/{}", g.new.game_id),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "games": games })))
+}
+
+pub async fn docs_index() -> Json<Value> {
+    let mut docs: Vec<Value> = DOCS
+        .iter()
+        .map(|(name, title, _)| json!({ "name": name, "title": title, "url": format!("/docs/{name}") }))
+        .collect();
+    docs.push(json!({ "name": "api", "title": "Endpoints of this API", "url": "/docs/api" }));
+    Json(json!({ "documents": docs }))
+}
+
+pub async fn doc(Path(name): Path<String>) -> Response {
+    if name == "api" {
+        let endpoints: Vec<Value> = ENDPOINTS
+            .iter()
+            .map(|(m, p, what)| json!({ "method": m, "path": p, "purpose": what }))
+            .collect();
+        return Json(json!({ "name": "api", "version": API_VERSION, "endpoints": endpoints }))
+            .into_response();
+    }
+    match DOCS.iter().find(|(n, _, _)| *n == name) {
+        Some((name, title, content)) => Json(json!({
+            "name": name, "title": title, "format": "markdown", "content": content,
+        }))
+        .into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            Json(json!({ "error": format!("no document named {name:?}; see /docs") })),
+        )
+            .into_response(),
+    }
+}
+
+pub async fn not_found(uri: Uri) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        Json(json!({ "error": format!("no such endpoint: {}", uri.path()), "docs": "/docs/api" })),
+    )
+        .into_response()
+}

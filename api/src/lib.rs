@@ -1,0 +1,13 @@
+//! vrs: the verifiable randomness service (HTTP API on an embedded or PostgreSQL store) and
+//! its command-line tools. The binary in `main.rs` only parses arguments and calls [`cli::run`].
+
+pub mod cli;
+pub mod commit;
+pub mod config;
+pub mod epoch;
+pub mod games;
+pub mod http;
+pub mod outcome;
+pub mod proof_json;
+pub mod store;
+pub mod verify;

@@ -1,0 +1,202 @@
+//! Persistence behind one trait, so that the embedded store (SQLite, the default) and the
+//! PostgreSQL store answer the service identically.
+//!
+//! What every implementation guarantees:
+//! - [`Store::insert_game`] returns only once the game is committed, in the epoch that was open
+//!   at that commit; a game never lands in an epoch that is already closed.
+//! - [`Store::close_epoch`] fixes the epoch's games (in acceptance order) and opens the next
+//!   epoch atomically.
+//! - A resolved epoch and its games are written once, in one transaction, and never rewritten.
+
+pub mod sqlite;
+
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+
+/// Store failures. `Unavailable` is the database's fault (the service answers 503 and retries);
+/// `Conflict` and `Corrupt` mean the data does not match what the caller expected.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error("stored data is not readable: {0}")]
+    Corrupt(String),
+    #[error("schema: {0}")]
+    Schema(String),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Lifecycle of an epoch: open for games → closed (games fixed, input committed) → resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EpochStatus {
+    Open,
+    Closed,
+    Resolved,
+}
+
+impl EpochStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Closed => "closed",
+            Self::Resolved => "resolved",
+        }
+    }
+
+    pub fn parse(s: &str) -> StoreResult<Self> {
+        match s {
+            "open" => Ok(Self::Open),
+            "closed" => Ok(Self::Closed),
+            "resolved" => Ok(Self::Resolved),
+            other => Err(StoreError::Corrupt(format!("epoch status {other:?}"))),
+        }
+    }
+}
+
+/// A game (bet or raw RNG request) as accepted, before it has an epoch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewGame {
+    pub game_id: String,
+    /// bet_id of a bet, request_id of a raw RNG request.
+    pub request_id: String,
+    /// "dice", "sicbo" or "rng".
+    pub game: String,
+    pub bet_type: Option<String>,
+    pub target: Option<u8>,
+    pub combo: Option<[u8; 2]>,
+    /// Two fraction digits, e.g. "1.00"; None for raw RNG.
+    pub amount: Option<String>,
+    pub player_id: String,
+    pub player_seed: Option<String>,
+    pub operator_key: String,
+    pub created_at_ms: i64,
+    /// The committed leaf bytes (see `commit::bet_leaf`).
+    pub leaf: Vec<u8>,
+}
+
+/// What resolution adds to a game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameResolution {
+    pub game_id: String,
+    /// 64 hex digits.
+    pub rng_value: String,
+    /// Empty for raw RNG.
+    pub dice: Vec<u8>,
+    pub won: Option<bool>,
+    pub payout: Option<String>,
+}
+
+/// A stored game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameRecord {
+    pub new: NewGame,
+    pub epoch: u64,
+    /// Position in the epoch's bets tree (acceptance order, from 0).
+    pub seq: u64,
+    pub resolution: Option<GameResolution>,
+    pub resolved_at_ms: Option<i64>,
+}
+
+/// The epoch's input, committed before its VDF starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EpochInput {
+    pub iterations: u64,
+    pub prev_y: Vec<u8>,
+    pub bets_root: [u8; 32],
+    pub bet_count: u64,
+    pub x: Vec<u8>,
+}
+
+/// The epoch's output: y, the Wesolowski proof and the published replay checkpoints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EpochOutput {
+    pub y: Vec<u8>,
+    pub pi: Vec<u8>,
+    /// ℓ, 32 bytes big-endian.
+    pub l: Vec<u8>,
+    /// (iteration, value) pairs, values fixed-width big-endian.
+    pub checkpoints: Vec<(u64, Vec<u8>)>,
+    pub computation_ms: u64,
+    pub resolved_at_ms: i64,
+}
+
+/// A stored epoch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EpochRecord {
+    pub number: u64,
+    pub status: EpochStatus,
+    pub modulus: String,
+    pub opened_at_ms: i64,
+    pub closed_at_ms: Option<i64>,
+    pub input: Option<EpochInput>,
+    pub output: Option<EpochOutput>,
+}
+
+/// Counters for `GET /api/v1/stats`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GameCounts {
+    pub total: u64,
+    pub resolved: u64,
+    /// Totals per game name.
+    pub by_game: BTreeMap<String, u64>,
+}
+
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Which implementation this is ("sqlite", "postgres"), for logs and stats.
+    fn kind(&self) -> &'static str;
+
+    /// Whether the database answers.
+    async fn ping(&self) -> StoreResult<()>;
+
+    /// Makes sure an epoch is open (epoch 1 on an empty store). The modulus identifier is
+    /// recorded on first use; a store created with another modulus is refused.
+    async fn bootstrap(&self, modulus: &str, now_ms: i64) -> StoreResult<()>;
+
+    /// The epoch currently open for games.
+    async fn open_epoch(&self) -> StoreResult<EpochRecord>;
+
+    /// Commits a game into the open epoch; returns that epoch's number. Durable on return.
+    async fn insert_game(&self, game: NewGame) -> StoreResult<u64>;
+
+    /// Closes `epoch` (which must be open or already closed) and opens `epoch + 1`; returns the
+    /// closed epoch's leaves in acceptance order. Idempotent for an epoch already closed.
+    async fn close_epoch(&self, epoch: u64, now_ms: i64) -> StoreResult<Vec<Vec<u8>>>;
+
+    /// Records the input of a closed epoch. Refused if a different input is already stored.
+    async fn set_epoch_input(&self, epoch: u64, input: &EpochInput) -> StoreResult<()>;
+
+    /// Resolves a closed epoch and all its games in one transaction. Refused if resolved.
+    async fn resolve_epoch(
+        &self,
+        epoch: u64,
+        output: &EpochOutput,
+        games: &[GameResolution],
+    ) -> StoreResult<()>;
+
+    async fn epoch(&self, epoch: u64) -> StoreResult<Option<EpochRecord>>;
+
+    async fn latest_resolved_epoch(&self) -> StoreResult<Option<EpochRecord>>;
+
+    /// Closed but unresolved epochs, oldest first (work left by a stop or crash).
+    async fn unresolved_epochs(&self) -> StoreResult<Vec<EpochRecord>>;
+
+    async fn game(&self, game_id: &str) -> StoreResult<Option<GameRecord>>;
+
+    /// The games of one epoch in acceptance order.
+    async fn epoch_games(&self, epoch: u64) -> StoreResult<Vec<GameRecord>>;
+
+    /// The most recently accepted games, newest first.
+    async fn recent_games(&self, limit: u32) -> StoreResult<Vec<GameRecord>>;
+
+    async fn game_counts(&self) -> StoreResult<GameCounts>;
+}
+
+impl std::fmt::Debug for dyn Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Store({})", self.kind())
+    }
+}

@@ -1,0 +1,791 @@
+//! The embedded store: SQLite (bundled) in `<data-dir>/vrs.sqlite3`, WAL journal with
+//! `synchronous = FULL`, so a commit is on disk before the caller hears of it.
+//!
+//! All writes go through one writer thread. Game inserts that queue up while a transaction is
+//! being written share the next one (group commit): one fsync for many bets, each caller
+//! answered only after its group is durable. Reads use their own connections (WAL lets them
+//! run beside the writer) on tokio's blocking pool.
+
+use super::{
+    EpochInput, EpochOutput, EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution,
+    NewGame, Store, StoreError, StoreResult,
+};
+use async_trait::async_trait;
+use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex};
+use tokio::sync::oneshot;
+
+/// Versioned migrations, applied in order; the version is the file's number.
+const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../../migrations/sqlite/0001_init.sql"))];
+
+/// Most inserts committed in one group.
+const MAX_GROUP: usize = 1024;
+
+type WriteFn = Box<dyn FnOnce(&mut Connection) + Send>;
+
+enum WriteReq {
+    Insert(Box<NewGame>, oneshot::Sender<StoreResult<u64>>),
+    Other(WriteFn),
+}
+
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    writer: mpsc::Sender<WriteReq>,
+    readers: Arc<Vec<Mutex<Connection>>>,
+}
+
+impl std::fmt::Debug for WriteReq {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Insert(..) => "Insert",
+            Self::Other(_) => "Other",
+        })
+    }
+}
+
+fn unavailable(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Unavailable(e.to_string())
+}
+
+fn open_connection(path: &Path) -> StoreResult<Connection> {
+    let conn = Connection::open(path)
+        .map_err(|e| unavailable(format!("cannot open {}: {e}", path.display())))?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         PRAGMA synchronous = FULL;
+         PRAGMA foreign_keys = ON;
+         PRAGMA busy_timeout = 10000;",
+    )
+    .map_err(unavailable)?;
+    Ok(conn)
+}
+
+/// Applies the migrations this binary knows; refuses a database written by a newer one.
+fn migrate(conn: &mut Connection) -> StoreResult<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)",
+    )
+    .map_err(unavailable)?;
+    let current: i64 = conn
+        .query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(unavailable)?;
+    let known = MIGRATIONS.last().map_or(0, |m| m.0);
+    if current > known {
+        return Err(StoreError::Schema(format!(
+            "the database is at schema version {current}, newer than this binary knows \
+             ({known}); run a newer vrs or use another --data-dir"
+        )));
+    }
+    for (version, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+        let tx = conn.transaction().map_err(unavailable)?;
+        tx.execute_batch(sql)
+            .map_err(|e| StoreError::Schema(format!("migration {version}: {e}")))?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?1, ?2)",
+            params![version, now_ms()],
+        )
+        .map_err(unavailable)?;
+        tx.commit().map_err(unavailable)?;
+    }
+    Ok(())
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store in `data_dir` and applies migrations.
+    pub fn open(data_dir: &Path) -> StoreResult<Self> {
+        std::fs::create_dir_all(data_dir).map_err(|e| {
+            unavailable(format!(
+                "cannot create data dir {}: {e}",
+                data_dir.display()
+            ))
+        })?;
+        let path = data_dir.join("vrs.sqlite3");
+        let mut conn = open_connection(&path)?;
+        migrate(&mut conn)?;
+        let readers = (0..2)
+            .map(|_| open_connection(&path).map(Mutex::new))
+            .collect::<StoreResult<Vec<_>>>()?;
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("sqlite-writer".into())
+            .spawn(move || writer_loop(conn, rx))
+            .map_err(|e| unavailable(format!("cannot start the writer thread: {e}")))?;
+        Ok(Self {
+            path,
+            writer: tx,
+            readers: Arc::new(readers),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` in one transaction on the writer thread.
+    async fn write<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        let (tx, rx) = oneshot::channel();
+        let job: WriteFn = Box::new(move |conn: &mut Connection| {
+            let result = conn.transaction().map_err(unavailable).and_then(|t| {
+                let v = f(&t)?;
+                t.commit().map_err(unavailable)?;
+                Ok(v)
+            });
+            let _ = tx.send(result);
+        });
+        self.writer
+            .send(WriteReq::Other(job))
+            .map_err(|_| unavailable("the writer thread has stopped"))?;
+        rx.await
+            .map_err(|_| unavailable("the writer thread has stopped"))?
+    }
+
+    /// Runs `f` on a reader connection on the blocking pool.
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        let readers = Arc::clone(&self.readers);
+        tokio::task::spawn_blocking(move || {
+            // Take whichever reader is free; wait on the first if both are busy.
+            for m in readers.iter() {
+                if let Ok(conn) = m.try_lock() {
+                    return f(&conn);
+                }
+            }
+            let conn = readers[0]
+                .lock()
+                .map_err(|_| unavailable("a reader connection was poisoned"))?;
+            f(&conn)
+        })
+        .await
+        .map_err(|e| unavailable(format!("reader task failed: {e}")))?
+    }
+}
+
+fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<WriteReq>) {
+    let mut pending: Option<WriteReq> = None;
+    loop {
+        let first = match pending.take() {
+            Some(r) => r,
+            None => match rx.recv() {
+                Ok(r) => r,
+                Err(_) => return, // the store was dropped
+            },
+        };
+        match first {
+            WriteReq::Other(job) => job(&mut conn),
+            WriteReq::Insert(game, reply) => {
+                let mut group = vec![(game, reply)];
+                while group.len() < MAX_GROUP {
+                    match rx.try_recv() {
+                        Ok(WriteReq::Insert(g, r)) => group.push((g, r)),
+                        Ok(other) => {
+                            pending = Some(other);
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                commit_group(&mut conn, group);
+            }
+        }
+    }
+}
+
+/// Commits a group of inserts in one transaction; if that fails, retries each on its own so
+/// that one bad row cannot fail the others.
+fn commit_group(
+    conn: &mut Connection,
+    group: Vec<(Box<NewGame>, oneshot::Sender<StoreResult<u64>>)>,
+) {
+    let together = (|| {
+        let tx = conn.transaction().map_err(unavailable)?;
+        let mut epochs = Vec::with_capacity(group.len());
+        for (game, _) in &group {
+            epochs.push(insert_game(&tx, game)?);
+        }
+        tx.commit().map_err(unavailable)?;
+        Ok::<_, StoreError>(epochs)
+    })();
+    match together {
+        Ok(epochs) => {
+            for ((_, reply), epoch) in group.into_iter().zip(epochs) {
+                let _ = reply.send(Ok(epoch));
+            }
+        }
+        Err(e) if group.len() == 1 => {
+            if let Some((_, reply)) = group.into_iter().next() {
+                let _ = reply.send(Err(e));
+            }
+        }
+        Err(_) => {
+            for (game, reply) in group {
+                let one = conn.transaction().map_err(unavailable).and_then(|tx| {
+                    let e = insert_game(&tx, &game)?;
+                    tx.commit().map_err(unavailable)?;
+                    Ok(e)
+                });
+                let _ = reply.send(one);
+            }
+        }
+    }
+}
+
+fn insert_game(tx: &Transaction<'_>, g: &NewGame) -> StoreResult<u64> {
+    let (epoch, seq): (i64, i64) = tx
+        .query_row(
+            "SELECT e.number, COALESCE((SELECT MAX(seq) + 1 FROM games WHERE epoch = e.number), 0)
+             FROM epochs e WHERE e.status = 'open'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .map_err(unavailable)?
+        .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))?;
+    tx.execute(
+        "INSERT INTO games (game_id, request_id, game, bet_type, target, combo, amount,
+             player_id, player_seed, operator_key, created_at_ms, epoch, seq, leaf)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        params![
+            g.game_id,
+            g.request_id,
+            g.game,
+            g.bet_type,
+            g.target,
+            g.combo.map(|c| format!("{},{}", c[0], c[1])),
+            g.amount,
+            g.player_id,
+            g.player_seed,
+            g.operator_key,
+            g.created_at_ms,
+            epoch,
+            seq,
+            g.leaf,
+        ],
+    )
+    .map_err(|e| match e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            StoreError::Conflict(format!("game {} already exists", g.game_id))
+        }
+        other => unavailable(other),
+    })?;
+    Ok(epoch as u64)
+}
+
+const EPOCH_COLUMNS: &str = "number, status, modulus, opened_at_ms, closed_at_ms, iterations, \
+     prev_y, bets_root, bet_count, x, y, pi, l, checkpoints, computation_ms, resolved_at_ms";
+
+fn epoch_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<EpochRecord>> {
+    let status: String = r.get(1)?;
+    let iterations: Option<i64> = r.get(5)?;
+    let bets_root: Option<Vec<u8>> = r.get(7)?;
+    let y: Option<Vec<u8>> = r.get(10)?;
+    let checkpoints: Option<String> = r.get(13)?;
+    let input = match (iterations, bets_root) {
+        (Some(t), Some(root)) => Some((|| -> rusqlite::Result<EpochInput> {
+            Ok(EpochInput {
+                iterations: t as u64,
+                prev_y: r.get::<_, Option<Vec<u8>>>(6)?.unwrap_or_default(),
+                bets_root: root.try_into().map_err(|_| {
+                    rusqlite::Error::InvalidColumnType(
+                        7,
+                        "bets_root".into(),
+                        rusqlite::types::Type::Blob,
+                    )
+                })?,
+                bet_count: r.get::<_, Option<i64>>(8)?.unwrap_or(0) as u64,
+                x: r.get::<_, Option<Vec<u8>>>(9)?.unwrap_or_default(),
+            })
+        })()?),
+        _ => None,
+    };
+    let output = match y {
+        Some(y) => {
+            let checkpoints = match decode_checkpoints(checkpoints.as_deref().unwrap_or("[]")) {
+                Ok(c) => c,
+                Err(e) => return Ok(Err(e)),
+            };
+            Some(EpochOutput {
+                y,
+                pi: r.get::<_, Option<Vec<u8>>>(11)?.unwrap_or_default(),
+                l: r.get::<_, Option<Vec<u8>>>(12)?.unwrap_or_default(),
+                checkpoints,
+                computation_ms: r.get::<_, Option<i64>>(14)?.unwrap_or(0) as u64,
+                resolved_at_ms: r.get::<_, Option<i64>>(15)?.unwrap_or(0),
+            })
+        }
+        None => None,
+    };
+    let status = match EpochStatus::parse(&status) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(Ok(EpochRecord {
+        number: r.get::<_, i64>(0)? as u64,
+        status,
+        modulus: r.get(2)?,
+        opened_at_ms: r.get(3)?,
+        closed_at_ms: r.get(4)?,
+        input,
+        output,
+    }))
+}
+
+/// Checkpoints are stored as a JSON array of [iteration, "hex"] pairs.
+fn encode_checkpoints(c: &[(u64, Vec<u8>)]) -> String {
+    let items: Vec<serde_json::Value> = c
+        .iter()
+        .map(|(i, v)| serde_json::json!([i, hex::encode(v)]))
+        .collect();
+    serde_json::Value::Array(items).to_string()
+}
+
+fn decode_checkpoints(s: &str) -> StoreResult<Vec<(u64, Vec<u8>)>> {
+    let bad = |what: &str| StoreError::Corrupt(format!("checkpoints: {what}"));
+    let items: Vec<(u64, String)> = serde_json::from_str(s).map_err(|e| bad(&e.to_string()))?;
+    items
+        .into_iter()
+        .map(|(i, h)| Ok((i, hex::decode(h).map_err(|e| bad(&e.to_string()))?)))
+        .collect()
+}
+
+fn query_epoch(
+    conn: &Connection,
+    sql_tail: &str,
+    p: impl rusqlite::Params,
+) -> StoreResult<Option<EpochRecord>> {
+    conn.query_row(
+        &format!("SELECT {EPOCH_COLUMNS} FROM epochs {sql_tail}"),
+        p,
+        epoch_from_row,
+    )
+    .optional()
+    .map_err(unavailable)?
+    .transpose()
+}
+
+const GAME_COLUMNS: &str = "game_id, request_id, game, bet_type, target, combo, amount, \
+     player_id, player_seed, operator_key, created_at_ms, epoch, seq, leaf, rng_value, dice, \
+     won, payout, resolved_at_ms";
+
+fn parse_digits(s: &str, what: &str) -> StoreResult<Vec<u8>> {
+    s.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.parse::<u8>()
+                .map_err(|_| StoreError::Corrupt(format!("{what}: {s:?}")))
+        })
+        .collect()
+}
+
+fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
+    let combo: Option<String> = r.get(5)?;
+    let combo = match combo.as_deref().map(|c| parse_digits(c, "combo")) {
+        Some(Ok(v)) if v.len() == 2 => Some([v[0], v[1]]),
+        Some(Ok(_)) => return Ok(Err(StoreError::Corrupt("combo".into()))),
+        Some(Err(e)) => return Ok(Err(e)),
+        None => None,
+    };
+    let game_id: String = r.get(0)?;
+    let rng_value: Option<String> = r.get(14)?;
+    let resolution = match rng_value {
+        Some(rng_value) => {
+            let dice: Option<String> = r.get(15)?;
+            let dice = match parse_digits(dice.as_deref().unwrap_or(""), "dice") {
+                Ok(d) => d,
+                Err(e) => return Ok(Err(e)),
+            };
+            Some(GameResolution {
+                game_id: game_id.clone(),
+                rng_value,
+                dice,
+                won: r.get::<_, Option<bool>>(16)?,
+                payout: r.get(17)?,
+            })
+        }
+        None => None,
+    };
+    Ok(Ok(GameRecord {
+        new: NewGame {
+            game_id,
+            request_id: r.get(1)?,
+            game: r.get(2)?,
+            bet_type: r.get(3)?,
+            target: r.get(4)?,
+            combo,
+            amount: r.get(6)?,
+            player_id: r.get(7)?,
+            player_seed: r.get(8)?,
+            operator_key: r.get(9)?,
+            created_at_ms: r.get(10)?,
+            leaf: r.get(13)?,
+        },
+        epoch: r.get::<_, i64>(11)? as u64,
+        seq: r.get::<_, i64>(12)? as u64,
+        resolution,
+        resolved_at_ms: r.get(18)?,
+    }))
+}
+
+fn query_games(
+    conn: &Connection,
+    sql_tail: &str,
+    p: impl rusqlite::Params,
+) -> StoreResult<Vec<GameRecord>> {
+    let mut stmt = conn
+        .prepare_cached(&format!("SELECT {GAME_COLUMNS} FROM games {sql_tail}"))
+        .map_err(unavailable)?;
+    let rows = stmt.query_map(p, game_from_row).map_err(unavailable)?;
+    let mut out = Vec::new();
+    for row in rows {
+        out.push(row.map_err(unavailable)??);
+    }
+    Ok(out)
+}
+
+fn epoch_leaves(tx: &Transaction<'_>, epoch: u64) -> StoreResult<Vec<Vec<u8>>> {
+    let mut stmt = tx
+        .prepare_cached("SELECT leaf FROM games WHERE epoch = ?1 ORDER BY seq")
+        .map_err(unavailable)?;
+    let rows = stmt
+        .query_map([epoch as i64], |r| r.get::<_, Vec<u8>>(0))
+        .map_err(unavailable)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(unavailable)
+}
+
+fn status_of(tx: &Transaction<'_>, epoch: u64) -> StoreResult<Option<EpochStatus>> {
+    let s: Option<String> = tx
+        .query_row(
+            "SELECT status FROM epochs WHERE number = ?1",
+            [epoch as i64],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(unavailable)?;
+    s.map(|s| EpochStatus::parse(&s)).transpose()
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        self.read(|c| c.query_row("SELECT 1", [], |_| Ok(())).map_err(unavailable))
+            .await
+    }
+
+    async fn bootstrap(&self, modulus: &str, now_ms: i64) -> StoreResult<()> {
+        let modulus = modulus.to_owned();
+        self.write(move |tx| {
+            let stored: Option<String> = tx
+                .query_row("SELECT value FROM meta WHERE key = 'modulus'", [], |r| r.get(0))
+                .optional()
+                .map_err(unavailable)?;
+            match stored {
+                Some(m) if m != modulus => {
+                    return Err(StoreError::Conflict(format!(
+                        "this data dir holds an epoch chain over modulus {m}; start with \
+                         --modulus {m} or use another --data-dir"
+                    )))
+                }
+                Some(_) => {}
+                None => {
+                    tx.execute(
+                        "INSERT INTO meta (key, value) VALUES ('modulus', ?1)",
+                        [&modulus],
+                    )
+                    .map_err(unavailable)?;
+                }
+            }
+            let open: i64 = tx
+                .query_row("SELECT COUNT(*) FROM epochs WHERE status = 'open'", [], |r| r.get(0))
+                .map_err(unavailable)?;
+            if open == 0 {
+                let next: i64 = tx
+                    .query_row("SELECT COALESCE(MAX(number), 0) + 1 FROM epochs", [], |r| r.get(0))
+                    .map_err(unavailable)?;
+                tx.execute(
+                    "INSERT INTO epochs (number, status, modulus, opened_at_ms) VALUES (?1, 'open', ?2, ?3)",
+                    params![next, modulus, now_ms],
+                )
+                .map_err(unavailable)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn open_epoch(&self) -> StoreResult<EpochRecord> {
+        self.read(|c| {
+            query_epoch(c, "WHERE status = 'open'", [])?
+                .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))
+        })
+        .await
+    }
+
+    async fn insert_game(&self, game: NewGame) -> StoreResult<u64> {
+        let (tx, rx) = oneshot::channel();
+        self.writer
+            .send(WriteReq::Insert(Box::new(game), tx))
+            .map_err(|_| unavailable("the writer thread has stopped"))?;
+        rx.await
+            .map_err(|_| unavailable("the writer thread has stopped"))?
+    }
+
+    async fn close_epoch(&self, epoch: u64, now_ms: i64) -> StoreResult<Vec<Vec<u8>>> {
+        self.write(move |tx| {
+            match status_of(tx, epoch)? {
+                Some(EpochStatus::Open) => {
+                    tx.execute(
+                        "UPDATE epochs SET status = 'closed', closed_at_ms = ?2 WHERE number = ?1",
+                        params![epoch as i64, now_ms],
+                    )
+                    .map_err(unavailable)?;
+                    let modulus: String = tx
+                        .query_row("SELECT modulus FROM epochs WHERE number = ?1", [epoch as i64], |r| r.get(0))
+                        .map_err(unavailable)?;
+                    tx.execute(
+                        "INSERT INTO epochs (number, status, modulus, opened_at_ms) VALUES (?1, 'open', ?2, ?3)",
+                        params![epoch as i64 + 1, modulus, now_ms],
+                    )
+                    .map_err(unavailable)?;
+                }
+                Some(EpochStatus::Closed) => {}
+                Some(EpochStatus::Resolved) => {
+                    return Err(StoreError::Conflict(format!("epoch {epoch} is already resolved")))
+                }
+                None => return Err(StoreError::Conflict(format!("epoch {epoch} does not exist"))),
+            }
+            epoch_leaves(tx, epoch)
+        })
+        .await
+    }
+
+    async fn set_epoch_input(&self, epoch: u64, input: &EpochInput) -> StoreResult<()> {
+        let input = input.clone();
+        self.write(move |tx| {
+            let existing = query_epoch(tx, "WHERE number = ?1", [epoch as i64])?
+                .ok_or_else(|| StoreError::Conflict(format!("epoch {epoch} does not exist")))?;
+            if existing.status != EpochStatus::Closed {
+                return Err(StoreError::Conflict(format!(
+                    "epoch {epoch} is {}, not closed",
+                    existing.status.as_str()
+                )));
+            }
+            match existing.input {
+                Some(prev) if prev == input => Ok(()),
+                Some(_) => Err(StoreError::Conflict(format!(
+                    "epoch {epoch} already has a different input"
+                ))),
+                None => {
+                    tx.execute(
+                        "UPDATE epochs SET iterations = ?2, prev_y = ?3, bets_root = ?4,
+                             bet_count = ?5, x = ?6
+                         WHERE number = ?1",
+                        params![
+                            epoch as i64,
+                            input.iterations as i64,
+                            input.prev_y,
+                            input.bets_root.to_vec(),
+                            input.bet_count as i64,
+                            input.x
+                        ],
+                    )
+                    .map_err(unavailable)?;
+                    Ok(())
+                }
+            }
+        })
+        .await
+    }
+
+    async fn resolve_epoch(
+        &self,
+        epoch: u64,
+        output: &EpochOutput,
+        games: &[GameResolution],
+    ) -> StoreResult<()> {
+        let output = output.clone();
+        let games = games.to_vec();
+        self.write(move |tx| {
+            match status_of(tx, epoch)? {
+                Some(EpochStatus::Closed) => {}
+                Some(s) => {
+                    return Err(StoreError::Conflict(format!(
+                        "epoch {epoch} is {}, not closed",
+                        s.as_str()
+                    )))
+                }
+                None => {
+                    return Err(StoreError::Conflict(format!(
+                        "epoch {epoch} does not exist"
+                    )))
+                }
+            }
+            tx.execute(
+                "UPDATE epochs SET status = 'resolved', y = ?2, pi = ?3, l = ?4, checkpoints = ?5,
+                     computation_ms = ?6, resolved_at_ms = ?7
+                 WHERE number = ?1",
+                params![
+                    epoch as i64,
+                    output.y,
+                    output.pi,
+                    output.l,
+                    encode_checkpoints(&output.checkpoints),
+                    output.computation_ms as i64,
+                    output.resolved_at_ms
+                ],
+            )
+            .map_err(unavailable)?;
+            let mut stmt = tx
+                .prepare_cached(
+                    "UPDATE games SET rng_value = ?2, dice = ?3, won = ?4, payout = ?5,
+                         resolved_at_ms = ?6
+                     WHERE game_id = ?1 AND epoch = ?7 AND rng_value IS NULL",
+                )
+                .map_err(unavailable)?;
+            for g in &games {
+                let dice = g
+                    .dice
+                    .iter()
+                    .map(u8::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",");
+                let n = stmt
+                    .execute(params![
+                        g.game_id,
+                        g.rng_value,
+                        dice,
+                        g.won,
+                        g.payout,
+                        output.resolved_at_ms,
+                        epoch as i64
+                    ])
+                    .map_err(unavailable)?;
+                if n != 1 {
+                    return Err(StoreError::Conflict(format!(
+                        "game {} is not an unresolved game of epoch {epoch}",
+                        g.game_id
+                    )));
+                }
+            }
+            let left: i64 = tx
+                .query_row(
+                    "SELECT COUNT(*) FROM games WHERE epoch = ?1 AND rng_value IS NULL",
+                    [epoch as i64],
+                    |r| r.get(0),
+                )
+                .map_err(unavailable)?;
+            if left != 0 {
+                return Err(StoreError::Conflict(format!(
+                    "{left} games of epoch {epoch} were not resolved"
+                )));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn epoch(&self, epoch: u64) -> StoreResult<Option<EpochRecord>> {
+        self.read(move |c| query_epoch(c, "WHERE number = ?1", [epoch as i64]))
+            .await
+    }
+
+    async fn latest_resolved_epoch(&self) -> StoreResult<Option<EpochRecord>> {
+        self.read(|c| {
+            query_epoch(
+                c,
+                "WHERE status = 'resolved' ORDER BY number DESC LIMIT 1",
+                [],
+            )
+        })
+        .await
+    }
+
+    async fn unresolved_epochs(&self) -> StoreResult<Vec<EpochRecord>> {
+        self.read(|c| {
+            let mut stmt = c
+                .prepare(&format!(
+                    "SELECT {EPOCH_COLUMNS} FROM epochs WHERE status = 'closed' ORDER BY number"
+                ))
+                .map_err(unavailable)?;
+            let rows = stmt.query_map([], epoch_from_row).map_err(unavailable)?;
+            let mut out = Vec::new();
+            for row in rows {
+                out.push(row.map_err(unavailable)??);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn game(&self, game_id: &str) -> StoreResult<Option<GameRecord>> {
+        let id = game_id.to_owned();
+        self.read(move |c| Ok(query_games(c, "WHERE game_id = ?1", [id])?.pop()))
+            .await
+    }
+
+    async fn epoch_games(&self, epoch: u64) -> StoreResult<Vec<GameRecord>> {
+        self.read(move |c| query_games(c, "WHERE epoch = ?1 ORDER BY seq", [epoch as i64]))
+            .await
+    }
+
+    async fn recent_games(&self, limit: u32) -> StoreResult<Vec<GameRecord>> {
+        self.read(move |c| {
+            query_games(
+                c,
+                "ORDER BY created_at_ms DESC, epoch DESC, seq DESC LIMIT ?1",
+                [limit],
+            )
+        })
+        .await
+    }
+
+    async fn game_counts(&self) -> StoreResult<GameCounts> {
+        self.read(|c| {
+            let mut counts = GameCounts::default();
+            let mut stmt = c
+                .prepare_cached("SELECT game, COUNT(*), COUNT(rng_value) FROM games GROUP BY game")
+                .map_err(unavailable)?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, i64>(2)?,
+                    ))
+                })
+                .map_err(unavailable)?;
+            for row in rows {
+                let (game, total, resolved) = row.map_err(unavailable)?;
+                counts.total += total as u64;
+                counts.resolved += resolved as u64;
+                counts.by_game.insert(game, total as u64);
+            }
+            Ok(counts)
+        })
+        .await
+    }
+}

@@ -1,0 +1,466 @@
+//! Verification of a resolved game, computed from the stored data at read time and never
+//! stored as a flag. Every check an outsider would run is run here, on the same data the
+//! response hands out, so that anyone can redo it offline (docs/PROTOCOL.md, "Verifying a game").
+
+use crate::commit::bet_leaf;
+use crate::epoch::previous_output;
+use crate::games::DERIVATION;
+use crate::outcome::{self, Outcome};
+use crate::store::{EpochRecord, GameRecord, Store};
+use anyhow::Context;
+use serde_json::{json, Value};
+use vrs_engine::epoch::epoch_seed;
+use vrs_engine::group::Modulus;
+use vrs_engine::merkle;
+use vrs_engine::vdf::{self, Proof};
+
+/// The anchor chain named in every proof (anchoring fills `anchorTx` once it runs).
+pub const ANCHOR_CHAIN: &str = "base";
+pub const ANCHOR_CHAIN_ID: u64 = 8453;
+
+/// One named check and its outcome.
+#[derive(Clone, Debug)]
+pub struct Check {
+    pub name: &'static str,
+    pub passed: bool,
+    pub detail: String,
+}
+
+/// A resolved game with its recomputed checks and the data behind them.
+#[derive(Debug)]
+pub struct Verification {
+    pub verified: bool,
+    pub checks: Vec<Check>,
+    pub proof: Value,
+    pub result: Value,
+    pub replay_steps: Vec<Value>,
+}
+
+/// What a lookup found.
+#[derive(Debug)]
+pub enum Lookup {
+    NotFound,
+    Pending(Box<GameRecord>),
+    Resolved(Box<Verification>),
+}
+
+/// The `veo_class` of epochs over `modulus_id`: `VEO-` + proof system + group.
+pub fn veo_class(modulus_id: &str) -> String {
+    let group = match modulus_id {
+        "rsa2048" => "RSA2048".to_owned(),
+        named if !named.starts_with("hex:") => named.to_uppercase(),
+        _ => "RSA-CUSTOM".to_owned(),
+    };
+    format!("VEO-WESOLOWSKI-{group}")
+}
+
+/// Loads `game_id` and, when resolved, verifies it.
+pub async fn lookup(store: &dyn Store, game_id: &str) -> anyhow::Result<Lookup> {
+    let Some(game) = store.game(game_id).await? else {
+        return Ok(Lookup::NotFound);
+    };
+    if game.resolution.is_none() {
+        return Ok(Lookup::Pending(Box::new(game)));
+    }
+    let epoch = store
+        .epoch(game.epoch)
+        .await?
+        .with_context(|| format!("epoch {} of game {game_id} is missing", game.epoch))?;
+    let modulus = Modulus::by_name(&epoch.modulus)
+        .with_context(|| format!("epoch {} names modulus {}", epoch.number, epoch.modulus))?;
+    let chain_prev = previous_output(store, &modulus, epoch.number).await?;
+    let leaves: Vec<Vec<u8>> = store
+        .epoch_games(epoch.number)
+        .await?
+        .into_iter()
+        .map(|g| g.new.leaf)
+        .collect();
+    Ok(Lookup::Resolved(Box::new(verify(
+        &modulus,
+        &game,
+        &epoch,
+        &chain_prev,
+        &leaves,
+    ))))
+}
+
+fn check(checks: &mut Vec<Check>, name: &'static str, result: Result<String, String>) {
+    let (passed, detail) = match result {
+        Ok(d) => (true, d),
+        Err(d) => (false, d),
+    };
+    checks.push(Check {
+        name,
+        passed,
+        detail,
+    });
+}
+
+/// Verifies `game` of `epoch`: `chain_prev` is y of the previous epoch as stored (or the
+/// genesis output), `leaves` the epoch's leaves in order.
+pub fn verify(
+    m: &Modulus,
+    game: &GameRecord,
+    epoch: &EpochRecord,
+    chain_prev: &[u8],
+    leaves: &[Vec<u8>],
+) -> Verification {
+    let mut checks = Vec::new();
+    let g = &game.new;
+    let e = epoch.number;
+    let empty = Vec::new();
+    let input = epoch.input.as_ref();
+    let output = epoch.output.as_ref();
+    let x_bytes = input.map_or(&empty, |i| &i.x);
+    let y_bytes = output.map_or(&empty, |o| &o.y);
+    let t = input.map_or(0, |i| i.iterations);
+    let bets_root = input.map_or([0; 32], |i| i.bets_root);
+    let prev_y = input.map_or(&empty, |i| &i.prev_y);
+
+    // 1. The stored leaf is the encoding of the stored bet.
+    check(&mut checks, "bet_leaf", {
+        if bet_leaf(g) == g.leaf {
+            Ok("leaf bytes encode this game's fields".into())
+        } else {
+            Err("leaf bytes do not encode this game's fields".into())
+        }
+    });
+
+    // 2. The leaf is at its index in the epoch's bets tree, whose root the input committed.
+    let leaf_hashes: Vec<merkle::Hash> = leaves.iter().map(|l| merkle::leaf_hash(l)).collect();
+    let index = game.seq as usize;
+    let path = merkle::audit_path(&leaf_hashes, index).unwrap_or_default();
+    let leaf_hash = merkle::leaf_hash(&g.leaf);
+    check(&mut checks, "merkle_inclusion", {
+        if merkle::verify_inclusion(&leaf_hash, game.seq, leaves.len() as u64, &path, &bets_root) {
+            Ok(format!(
+                "leaf {index} of {} is included under bets root {}",
+                leaves.len(),
+                hex::encode(bets_root)
+            ))
+        } else {
+            Err(format!(
+                "leaf {index} of {} does not lead to bets root {}",
+                leaves.len(),
+                hex::encode(bets_root)
+            ))
+        }
+    });
+    check(&mut checks, "bets_root", {
+        let count = input.map_or(0, |i| i.bet_count);
+        if merkle::root(&leaf_hashes) != bets_root {
+            Err("the epoch's leaves do not hash to its bets root".into())
+        } else if count != leaves.len() as u64 {
+            Err(format!("bet count {count} but {} leaves", leaves.len()))
+        } else {
+            Ok(format!("{} leaves hash to the bets root", leaves.len()))
+        }
+    });
+
+    // 3. The input continues the chain: previous output, then x_e from the formula.
+    check(&mut checks, "epoch_chain", {
+        if prev_y.as_slice() == chain_prev {
+            Ok(format!(
+                "previous output is y of epoch {}",
+                e.saturating_sub(1)
+            ))
+        } else {
+            Err(format!(
+                "previous output differs from y of epoch {}",
+                e.saturating_sub(1)
+            ))
+        }
+    });
+    let seed = m
+        .decode("previous output", prev_y)
+        .map(|p| epoch_seed(m, e, &p, &bets_root, t));
+    check(&mut checks, "epoch_input", {
+        match &seed {
+            Ok(seed) => {
+                if m.encode(&m.hash_to_group(seed)) == *x_bytes {
+                    Ok("x = hash_to_group(SHA-256(tag ‖ e ‖ y_prev ‖ bets_root ‖ T))".into())
+                } else {
+                    Err("x does not follow from epoch, previous output, bets root and T".into())
+                }
+            }
+            Err(err) => Err(format!("previous output: {err}")),
+        }
+    });
+
+    // 4. The Wesolowski proof of y = x^(2^T).
+    check(&mut checks, "vdf_proof", {
+        let l = output.map_or(&empty, |o| &o.l);
+        let pi = output.map_or(&empty, |o| &o.pi);
+        (|| -> Result<String, String> {
+            let x = m.decode_input(x_bytes).map_err(|e| e.to_string())?;
+            let y = m.decode("y", y_bytes).map_err(|e| e.to_string())?;
+            let pi = m.decode("π", pi).map_err(|e| e.to_string())?;
+            let proof = Proof {
+                l: num_bigint::BigUint::from_bytes_be(l),
+                pi,
+            };
+            vdf::verify(m, &x, &y, t, &proof).map_err(|e| e.to_string())?;
+            Ok(format!("π^ℓ · x^(2^T mod ℓ) = y for T = {t}"))
+        })()
+    });
+
+    // 5. rngValue, dice and payout recomputed from y.
+    let stored = game
+        .resolution
+        .clone()
+        .unwrap_or_else(|| crate::store::GameResolution {
+            game_id: g.game_id.clone(),
+            rng_value: String::new(),
+            dice: vec![],
+            won: None,
+            payout: None,
+        });
+    let derived = outcome::derive(y_bytes, g);
+    match &derived {
+        Ok(o) => {
+            let again = o.resolution(&g.game_id);
+            check(&mut checks, "rng_value", {
+                if again.rng_value == stored.rng_value {
+                    Ok("HMAC-SHA256(y, game_id ‖ player_seed) matches".into())
+                } else {
+                    Err(format!(
+                        "recomputed {} but stored {}",
+                        again.rng_value, stored.rng_value
+                    ))
+                }
+            });
+            check(&mut checks, "dice", {
+                if again.dice == stored.dice {
+                    Ok(format!("dice {:?}", again.dice))
+                } else {
+                    Err(format!(
+                        "recomputed {:?} but stored {:?}",
+                        again.dice, stored.dice
+                    ))
+                }
+            });
+            check(&mut checks, "payout", {
+                if again.won == stored.won && again.payout == stored.payout {
+                    Ok(match &o.bet {
+                        Some((_, _, s)) => s.rule.clone(),
+                        None => "raw RNG: no bet".into(),
+                    })
+                } else {
+                    Err(format!(
+                        "recomputed won {:?} payout {:?} but stored {:?} {:?}",
+                        again.won, again.payout, stored.won, stored.payout
+                    ))
+                }
+            });
+        }
+        Err(msg) => check(&mut checks, "rng_value", Err(msg.clone())),
+    }
+
+    let verified = checks.iter().all(|c| c.passed);
+    let seed_hex = seed.as_ref().map(hex::encode).unwrap_or_default();
+    let proof = json!({
+        "vdfEpoch": e,
+        "rngValue": stored.rng_value,
+        "derivation": DERIVATION,
+        "anchorTx": null,
+        "legacyTx": null,
+        "anchorChain": ANCHOR_CHAIN,
+        "anchorChainId": ANCHOR_CHAIN_ID,
+        "veo_class": veo_class(&epoch.modulus),
+        "modulus": epoch.modulus,
+        "modulus_n": hex::encode(m.to_be_bytes()),
+        "iterations": t,
+        "x": hex::encode(x_bytes),
+        "y": hex::encode(y_bytes),
+        "pi": hex::encode(output.map_or(&empty, |o| &o.pi)),
+        "l": hex::encode(output.map_or(&empty, |o| &o.l)),
+        "epoch_seed": seed_hex,
+        "previous_output": hex::encode(prev_y),
+        "bets_root": hex::encode(bets_root),
+        "bet_count": input.map_or(0, |i| i.bet_count),
+        "leaf": hex::encode(&g.leaf),
+        "leaf_hash": hex::encode(leaf_hash),
+        "leaf_index": game.seq,
+        "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
+        "checkpoints": output.map(|o| o.checkpoints.iter()
+            .map(|(i, v)| json!({"iteration": i, "value": hex::encode(v)}))
+            .collect::<Vec<_>>()).unwrap_or_default(),
+        "bet": bet_json(game),
+    });
+    let result = result_json(game, epoch, &stored, derived.as_ref().ok());
+    let replay_steps = replay_steps(
+        game,
+        epoch,
+        &leaf_hash,
+        &path,
+        &seed_hex,
+        &stored,
+        derived.as_ref().ok(),
+    );
+    Verification {
+        verified,
+        checks,
+        proof,
+        result,
+        replay_steps,
+    }
+}
+
+/// The committed fields of a game.
+pub fn bet_json(game: &GameRecord) -> Value {
+    let g = &game.new;
+    json!({
+        "game_id": g.game_id,
+        "game": g.game,
+        "bet_type": g.bet_type,
+        "target": g.target,
+        "combo": g.combo,
+        "amount": g.amount,
+        "player_id": g.player_id,
+        "player_seed": g.player_seed,
+        "operator_key": g.operator_key,
+    })
+}
+
+/// The outcome object: die1, die2 (die3 for Sic Bo) and total.
+fn outcome_json(dice: &[u8]) -> Value {
+    let mut o = serde_json::Map::new();
+    for (i, d) in dice.iter().enumerate() {
+        o.insert(format!("die{}", i + 1), json!(d));
+    }
+    o.insert(
+        "total".into(),
+        json!(dice.iter().map(|&d| u32::from(d)).sum::<u32>()),
+    );
+    Value::Object(o)
+}
+
+fn result_json(
+    game: &GameRecord,
+    epoch: &EpochRecord,
+    stored: &crate::store::GameResolution,
+    derived: Option<&Outcome>,
+) -> Value {
+    let g = &game.new;
+    let y = epoch.output.as_ref().map(|o| hex::encode(&o.y));
+    let mut r = json!({
+        "game_id": g.game_id,
+        "game": g.game,
+        "epoch": game.epoch,
+        "rngValue": stored.rng_value,
+        "entropy": y,
+        "resolved_at": game.resolved_at_ms.map(|ms| ms / 1000),
+        "verify_url": format!("/api/v1/verify/{}", g.game_id),
+    });
+    if g.game == "rng" {
+        r["request_id"] = json!(g.request_id);
+        r["client_seed"] = json!(g.player_seed);
+        r["random"] = json!(stored.rng_value);
+    } else {
+        r["bet_id"] = json!(g.request_id);
+        r["bet_type"] = json!(g.bet_type);
+        r["target"] = json!(g.target);
+        r["combo"] = json!(g.combo);
+        r["amount"] = json!(g.amount);
+        r["player_id"] = json!(g.player_id);
+        r["player_seed"] = json!(g.player_seed);
+        r["operator_key"] = json!(g.operator_key);
+        r["outcome"] = outcome_json(&stored.dice);
+        r["won"] = json!(stored.won);
+        r["payout"] = json!(stored.payout);
+        if let Some((_, _, s)) = derived.and_then(|d| d.bet.as_ref()) {
+            r["rule"] = json!(s.rule);
+        }
+    }
+    r
+}
+
+fn replay_steps(
+    game: &GameRecord,
+    epoch: &EpochRecord,
+    leaf_hash: &merkle::Hash,
+    path: &[merkle::Hash],
+    seed_hex: &str,
+    stored: &crate::store::GameResolution,
+    derived: Option<&Outcome>,
+) -> Vec<Value> {
+    let g = &game.new;
+    let input = epoch.input.as_ref();
+    let output = epoch.output.as_ref();
+    let y_hex = output.map(|o| hex::encode(&o.y)).unwrap_or_default();
+    let seed = g.player_seed.clone().unwrap_or_default();
+    let mut message = g.game_id.as_bytes().to_vec();
+    message.extend_from_slice(seed.as_bytes());
+    let roll = derived.and_then(|d| d.roll.as_ref());
+    let settlement = derived.and_then(|d| d.bet.as_ref());
+    vec![
+        json!({
+            "step": 1,
+            "action": "bet_committed",
+            "description": "the game joined the open epoch; when the epoch closed, its leaf was \
+                committed in the epoch's RFC 6962 bets tree",
+            "game_id": g.game_id,
+            "epoch": game.epoch,
+            "accepted_at": g.created_at_ms / 1000,
+            "leaf": hex::encode(&g.leaf),
+            "leaf_hash": hex::encode(leaf_hash),
+            "leaf_index": game.seq,
+            "bet_count": input.map(|i| i.bet_count),
+            "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
+            "bets_root": input.map(|i| hex::encode(i.bets_root)),
+            "closed_at": epoch.closed_at_ms.map(|ms| ms / 1000),
+        }),
+        json!({
+            "step": 2,
+            "action": "vdf_epoch_published",
+            "description": "x = hash_to_group(SHA-256(tag ‖ epoch ‖ previous output ‖ bets root ‖ T)); \
+                y = x^(2^T) with a Wesolowski proof (π, ℓ)",
+            "epoch": epoch.number,
+            "modulus": epoch.modulus,
+            "iterations": input.map(|i| i.iterations),
+            "previous_output": input.map(|i| hex::encode(&i.prev_y)),
+            "bets_root": input.map(|i| hex::encode(i.bets_root)),
+            "epoch_seed": seed_hex,
+            "input": input.map(|i| hex::encode(&i.x)),
+            "output": y_hex,
+            "pi": output.map(|o| hex::encode(&o.pi)),
+            "l": output.map(|o| hex::encode(&o.l)),
+            "computation_ms": output.map(|o| o.computation_ms),
+            "published_at": output.map(|o| o.resolved_at_ms / 1000),
+        }),
+        json!({
+            "step": 3,
+            "action": "randomness_derived",
+            "formula": DERIVATION,
+            "key": y_hex,
+            "message": hex::encode(&message),
+            "game_id": g.game_id,
+            "player_seed": g.player_seed,
+            "rngValue": stored.rng_value,
+        }),
+        json!({
+            "step": 4,
+            "action": "dice_rolled",
+            "rule": "byte stream = rngValue ‖ HMAC-SHA256(rngValue, u32be(1)) ‖ …; bytes ≥ 252 \
+                are skipped; each accepted byte b gives the die 1 + (b mod 6)",
+            "dice": stored.dice,
+            "bytes_used": roll.map(|r| hex::encode(&r.bytes_used)),
+            "skipped": roll.map(|r| r.skipped),
+            "note": if g.game == "rng" { json!("raw RNG request: no dice are rolled") } else { Value::Null },
+        }),
+        json!({
+            "step": 5,
+            "action": "bet_evaluated",
+            "bet_type": g.bet_type,
+            "target": g.target,
+            "combo": g.combo,
+            "amount": g.amount,
+            "total": if stored.dice.is_empty() { Value::Null } else {
+                json!(stored.dice.iter().map(|&d| u32::from(d)).sum::<u32>()) },
+            "won": stored.won,
+            "payout": stored.payout,
+            "rule": settlement.map(|s| s.2.rule.clone()),
+            "note": if g.game == "rng" { json!("raw RNG request: nothing to evaluate") } else { Value::Null },
+        }),
+    ]
+}

@@ -1,0 +1,124 @@
+//! A real `vrs serve` process on a free loopback port, and a small JSON HTTP client.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `vrs serve`; stopped with SIGTERM (then killed) when dropped.
+pub struct Server {
+    child: Child,
+    pub url: String,
+}
+
+/// Fast epochs for tests: the insecure 512-bit modulus, a small T, short epochs.
+pub const FAST: &[&str] = &[
+    "--modulus",
+    "test512",
+    "--iterations",
+    "3000",
+    "--epoch-ms",
+    "300",
+];
+
+impl Server {
+    /// Starts `vrs serve` on `data_dir` with `extra` flags and waits for its URL.
+    pub fn start(data_dir: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_vrs"))
+            .arg("serve")
+            .args(["--addr", "127.0.0.1:0", "--data-dir"])
+            .arg(data_dir)
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("vrs serve starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .expect("vrs serve printed its URL before exiting")
+                .expect("stdout is UTF-8");
+            if let Some(url) = line.strip_prefix("vrs listening on ") {
+                break url.trim().to_owned();
+            }
+        };
+        // Keep draining stdout so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Server { child, url }
+    }
+
+    /// Sends SIGTERM and waits for a clean exit; returns whether it exited with status 0.
+    pub fn stop(mut self) -> bool {
+        self.terminate()
+    }
+
+    fn terminate(&mut self) -> bool {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.success();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        false
+    }
+
+    pub fn get(&self, path: &str) -> (u16, Value) {
+        response(ureq::get(&format!("{}{path}", self.url)).call())
+    }
+
+    pub fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        response(ureq::post(&format!("{}{path}", self.url)).send_json(body))
+    }
+
+    /// Polls `GET path` until it answers 200 or `timeout` passes.
+    pub fn poll_ok(&self, path: &str, timeout: Duration) -> Value {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let (status, body) = self.get(path);
+            if status == 200 {
+                return body;
+            }
+            assert_eq!(
+                status, 202,
+                "unexpected answer while polling {path}: {body}"
+            );
+            assert!(
+                Instant::now() < deadline,
+                "{path} still pending after {timeout:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.terminate();
+        }
+    }
+}
+
+fn response(r: Result<ureq::Response, ureq::Error>) -> (u16, Value) {
+    let resp = match r {
+        Ok(resp) => resp,
+        Err(ureq::Error::Status(_, resp)) => resp,
+        Err(e) => panic!("HTTP request failed: {e}"),
+    };
+    let status = resp.status();
+    let ct = resp.header("content-type").unwrap_or("").to_owned();
+    assert!(
+        ct.starts_with("application/json"),
+        "status {status} with content type {ct:?}"
+    );
+    (status, resp.into_json().expect("JSON body"))
+}

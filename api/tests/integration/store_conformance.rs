@@ -1,0 +1,256 @@
+//! The `Store` contract, written once over `&dyn Store` and run against every implementation
+//! (the embedded SQLite store here; PostgreSQL joins with its issue).
+
+use std::sync::Arc;
+use vrs::store::sqlite::SqliteStore;
+use vrs::store::{
+    EpochInput, EpochOutput, EpochStatus, GameResolution, NewGame, Store, StoreError,
+};
+
+fn game(i: u32, game: &str) -> NewGame {
+    NewGame {
+        game_id: format!("{i:032x}"),
+        request_id: format!("r{i}"),
+        game: game.into(),
+        bet_type: (game != "rng").then(|| "odd".into()),
+        target: None,
+        combo: (game == "sicbo").then_some([1, 6]),
+        amount: (game != "rng").then(|| "1.00".into()),
+        player_id: "p".into(),
+        player_seed: Some(format!("seed{i}")),
+        operator_key: "op".into(),
+        created_at_ms: i64::from(i),
+        leaf: format!("leaf{i}").into_bytes(),
+    }
+}
+
+fn input(bet_count: u64) -> EpochInput {
+    EpochInput {
+        iterations: 1000,
+        prev_y: vec![1; 64],
+        bets_root: [2; 32],
+        bet_count,
+        x: vec![3; 64],
+    }
+}
+
+fn output() -> EpochOutput {
+    EpochOutput {
+        y: vec![4; 64],
+        pi: vec![5; 64],
+        l: vec![6; 32],
+        checkpoints: vec![(100, vec![7; 64]), (200, vec![8; 64])],
+        computation_ms: 42,
+        resolved_at_ms: 1_000,
+    }
+}
+
+fn resolution(id: &str) -> GameResolution {
+    GameResolution {
+        game_id: id.into(),
+        rng_value: "ab".repeat(32),
+        dice: vec![1, 2],
+        won: Some(true),
+        payout: Some("1.98".into()),
+    }
+}
+
+async fn lifecycle(s: &dyn Store) {
+    s.bootstrap("test512", 10).await.unwrap();
+    s.bootstrap("test512", 20).await.unwrap();
+    assert!(matches!(
+        s.bootstrap("rsa2048", 30).await,
+        Err(StoreError::Conflict(_))
+    ));
+    let open = s.open_epoch().await.unwrap();
+    assert_eq!(
+        (open.number, open.status, open.opened_at_ms),
+        (1, EpochStatus::Open, 10)
+    );
+
+    assert_eq!(s.insert_game(game(1, "dice")).await.unwrap(), 1);
+    assert_eq!(s.insert_game(game(2, "sicbo")).await.unwrap(), 1);
+    assert!(
+        matches!(
+            s.insert_game(game(2, "dice")).await,
+            Err(StoreError::Conflict(_))
+        ),
+        "duplicate game id"
+    );
+    let leaves = s.close_epoch(1, 50).await.unwrap();
+    assert_eq!(leaves, [b"leaf1".to_vec(), b"leaf2".to_vec()]);
+    assert_eq!(
+        s.close_epoch(1, 60).await.unwrap(),
+        leaves,
+        "closing again is idempotent"
+    );
+    assert_eq!(s.open_epoch().await.unwrap().number, 2);
+    assert_eq!(
+        s.insert_game(game(3, "rng")).await.unwrap(),
+        2,
+        "games go to the new open epoch"
+    );
+
+    let unresolved = s.unresolved_epochs().await.unwrap();
+    assert_eq!(unresolved.iter().map(|e| e.number).collect::<Vec<_>>(), [1]);
+    assert_eq!(unresolved[0].input, None);
+    assert!(
+        s.set_epoch_input(2, &input(1)).await.is_err(),
+        "an open epoch takes no input"
+    );
+    s.set_epoch_input(1, &input(2)).await.unwrap();
+    s.set_epoch_input(1, &input(2)).await.unwrap();
+    assert!(matches!(
+        s.set_epoch_input(1, &input(3)).await,
+        Err(StoreError::Conflict(_))
+    ));
+
+    // Resolution must cover every game of the epoch, or nothing is written.
+    let r1 = resolution(&game(1, "").game_id);
+    let r2 = resolution(&game(2, "").game_id);
+    assert!(s
+        .resolve_epoch(1, &output(), std::slice::from_ref(&r1))
+        .await
+        .is_err());
+    assert!(s
+        .game(&r1.game_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .resolution
+        .is_none());
+    assert!(s.latest_resolved_epoch().await.unwrap().is_none());
+    s.resolve_epoch(1, &output(), &[r1.clone(), r2.clone()])
+        .await
+        .unwrap();
+    let mut other = output();
+    other.y = vec![9; 64];
+    assert!(
+        s.resolve_epoch(1, &other, &[r1.clone(), r2]).await.is_err(),
+        "never rewritten"
+    );
+    let e1 = s.epoch(1).await.unwrap().unwrap();
+    assert_eq!(e1.status, EpochStatus::Resolved);
+    assert_eq!(e1.input, Some(input(2)));
+    assert_eq!(e1.output, Some(output()));
+    assert_eq!(e1.closed_at_ms, Some(50));
+    assert_eq!(s.latest_resolved_epoch().await.unwrap().unwrap().number, 1);
+    assert!(s.unresolved_epochs().await.unwrap().is_empty());
+
+    let g1 = s.game(&r1.game_id).await.unwrap().unwrap();
+    assert_eq!((g1.epoch, g1.seq), (1, 0));
+    assert_eq!(g1.new, game(1, "dice"));
+    assert_eq!(g1.resolution, Some(r1));
+    assert_eq!(g1.resolved_at_ms, Some(1_000));
+    let g2 = s.game(&game(2, "").game_id).await.unwrap().unwrap();
+    assert_eq!((g2.seq, g2.new.combo), (1, Some([1, 6])));
+    assert!(s
+        .game("ffffffffffffffffffffffffffffffff")
+        .await
+        .unwrap()
+        .is_none());
+    let in_epoch: Vec<u64> = s
+        .epoch_games(1)
+        .await
+        .unwrap()
+        .iter()
+        .map(|g| g.seq)
+        .collect();
+    assert_eq!(in_epoch, [0, 1]);
+
+    let recent: Vec<String> = s
+        .recent_games(2)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|g| g.new.request_id)
+        .collect();
+    assert_eq!(recent, ["r3", "r2"]);
+    let counts = s.game_counts().await.unwrap();
+    assert_eq!((counts.total, counts.resolved), (3, 2));
+    assert_eq!(counts.by_game.get("rng"), Some(&1));
+    s.ping().await.unwrap();
+}
+
+/// Games inserted while epochs close land in exactly the epoch their insert reported, in
+/// acceptance order, and none is lost.
+async fn inserts_race_closes(s: Arc<dyn Store>) {
+    s.bootstrap("test512", 0).await.unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..400u32 {
+        let s = Arc::clone(&s);
+        tasks.push(tokio::spawn(async move {
+            (i, s.insert_game(game(1000 + i, "dice")).await.unwrap())
+        }));
+    }
+    let mut closed = Vec::new();
+    for _ in 0..5 {
+        tokio::task::yield_now().await;
+        let e = s.open_epoch().await.unwrap().number;
+        closed.push((e, s.close_epoch(e, 0).await.unwrap()));
+    }
+    let mut reported = std::collections::BTreeMap::new();
+    for t in tasks {
+        let (i, e) = t.await.unwrap();
+        reported.insert(i, e);
+    }
+    let mut seen = 0;
+    for (e, leaves) in &closed {
+        for leaf in leaves {
+            let i: u32 = std::str::from_utf8(&leaf[4..])
+                .unwrap()
+                .parse::<u32>()
+                .unwrap()
+                - 1000;
+            assert_eq!(
+                reported[&i], *e,
+                "game {i} reported epoch {} but is in {e}",
+                reported[&i]
+            );
+            seen += 1;
+        }
+        let seqs: Vec<u64> = s
+            .epoch_games(*e)
+            .await
+            .unwrap()
+            .iter()
+            .map(|g| g.seq)
+            .collect();
+        assert_eq!(seqs, (0..leaves.len() as u64).collect::<Vec<_>>());
+    }
+    let open = s.open_epoch().await.unwrap().number;
+    seen += s.epoch_games(open).await.unwrap().len();
+    assert_eq!(seen, 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_lifecycle() {
+    let dir = tempfile::tempdir().unwrap();
+    lifecycle(&SqliteStore::open(dir.path()).unwrap()).await;
+    // Everything is still there after reopening the file.
+    let s = SqliteStore::open(dir.path()).unwrap();
+    assert_eq!(s.game_counts().await.unwrap().total, 3);
+    assert_eq!(s.open_epoch().await.unwrap().number, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_inserts_race_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    inserts_race_closes(Arc::new(SqliteStore::open(dir.path()).unwrap())).await;
+}
+
+#[test]
+fn sqlite_refuses_a_newer_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(SqliteStore::open(dir.path()).unwrap());
+    let conn = rusqlite::Connection::open(dir.path().join("vrs.sqlite3")).unwrap();
+    conn.execute(
+        "INSERT INTO schema_migrations (version, applied_at_ms) VALUES (999, 0)",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let err = SqliteStore::open(dir.path()).unwrap_err();
+    assert!(matches!(err, StoreError::Schema(_)), "{err}");
+    assert!(err.to_string().contains("999"), "{err}");
+}
