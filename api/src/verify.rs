@@ -4,7 +4,7 @@
 
 use crate::commit::bet_leaf;
 use crate::epoch::previous_output;
-use crate::games::DERIVATION;
+use crate::games::{DERIVATION, DICE_DERIVATION};
 use crate::outcome::{self, Outcome};
 use crate::store::{EpochRecord, GameRecord, Store};
 use anyhow::Context;
@@ -441,8 +441,7 @@ fn replay_steps(
         json!({
             "step": 4,
             "action": "dice_rolled",
-            "rule": "byte stream = rngValue ‖ HMAC-SHA256(rngValue, u32be(1)) ‖ …; bytes ≥ 252 \
-                are skipped; each accepted byte b gives the die 1 + (b mod 6)",
+            "rule": DICE_DERIVATION,
             "dice": stored.dice,
             "bytes_used": roll.map(|r| hex::encode(&r.bytes_used)),
             "skipped": roll.map(|r| r.skipped),

@@ -127,8 +127,8 @@ async fn place_bet(
             "game_id": game_id,
             "resolves_at_epoch": epoch,
             "message": format!(
-                "Bet accepted into epoch {epoch}; the result is available after the next \
-                 epoch resolves (about {:.0} s each). Poll /api/v1/games/{game_id}.",
+                "Bet accepted into epoch {epoch}; the result comes when that epoch resolves, \
+                 after the next VDF epoch (about {:.0} s). Poll /api/v1/games/{game_id}.",
                 epoch_seconds(&state)
             ),
             "poll_url": format!("/api/v1/games/{game_id}"),

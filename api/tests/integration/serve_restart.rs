@@ -85,6 +85,44 @@ fn restart_resolves_accepted_bets_and_continues_the_chain() {
     assert!(failed_checks(&v).is_empty(), "{v}");
 }
 
+#[test]
+fn a_crash_during_the_vdf_recomputes_the_same_epoch_on_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    // T large enough that the VDF is certainly still running when the test kills the server.
+    let slow_vdf = [
+        "--modulus",
+        "test512",
+        "--iterations",
+        "2000000",
+        "--epoch-ms",
+        "200",
+    ];
+    let server = Server::start(dir.path(), &slow_vdf);
+    let (id, epoch) = bet(
+        &server,
+        json!({"bet_type": "exact", "target": 8, "player_seed": "c"}),
+    );
+    let deadline = std::time::Instant::now() + RESOLVE;
+    loop {
+        let (_, stats) = server.get("/api/v1/stats");
+        if stats["epoch"]["computing"] == epoch {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "epoch {epoch} never started: {stats}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    server.crash();
+
+    let server = Server::start(dir.path(), FAST);
+    let v = verified(&server, &id);
+    assert_eq!(v["verified"], true, "{v}");
+    assert_eq!(v["proof"]["vdfEpoch"], epoch);
+    assert_eq!(v["proof"]["iterations"], 2_000_000, "the stored T is kept");
+}
+
 /// Flips one byte of a column of one row, with the server stopped.
 fn flip(dir: &Path, sql_select: &str, sql_update: &str, key: &dyn rusqlite::ToSql) {
     let conn = rusqlite::Connection::open(dir.join("vrs.sqlite3")).unwrap();

@@ -56,6 +56,12 @@ impl Server {
         self.terminate()
     }
 
+    /// SIGKILL: a crash, with no chance to clean up.
+    pub fn crash(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     fn terminate(&mut self) -> bool {
         let pid = self.child.id().to_string();
         let _ = Command::new("kill").args(["-TERM", &pid]).status();
