@@ -69,12 +69,7 @@ pub async fn lookup(store: &dyn Store, game_id: &str) -> anyhow::Result<Lookup> 
     let modulus = Modulus::by_name(&epoch.modulus)
         .with_context(|| format!("epoch {} names modulus {}", epoch.number, epoch.modulus))?;
     let chain_prev = previous_output(store, &modulus, epoch.number).await?;
-    let leaves: Vec<Vec<u8>> = store
-        .epoch_games(epoch.number)
-        .await?
-        .into_iter()
-        .map(|g| g.new.leaf)
-        .collect();
+    let leaves = store.epoch_leaves(epoch.number).await?;
     Ok(Lookup::Resolved(Box::new(verify(
         &modulus,
         &game,

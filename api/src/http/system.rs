@@ -167,7 +167,7 @@ pub async fn entropy(AxState(state): AxState<State>) -> Result<Response, ApiErro
             epoch.number
         )));
     };
-    let last_game = state.store.epoch_games(epoch.number).await?.pop();
+    let last_game = state.store.last_game_id(epoch.number).await?;
     Ok((
         StatusCode::OK,
         Json(json!({
@@ -177,7 +177,7 @@ pub async fn entropy(AxState(state): AxState<State>) -> Result<Response, ApiErro
             "epoch": epoch.number,
             "timestamp": out.resolved_at_ms / 1000,
             "veo_class": veo_class(&epoch.modulus),
-            "verify_url": last_game.map(|g| format!("/api/v1/verify/{}", g.new.game_id)),
+            "verify_url": last_game.map(|id| format!("/api/v1/verify/{id}")),
             "iterations": epoch.input.as_ref().map(|i| i.iterations),
             "modulus": epoch.modulus,
         })),

@@ -189,6 +189,12 @@ pub trait Store: Send + Sync + 'static {
     /// The games of one epoch in acceptance order.
     async fn epoch_games(&self, epoch: u64) -> StoreResult<Vec<GameRecord>>;
 
+    /// The leaves of one epoch in acceptance order (what its bets root is computed from).
+    async fn epoch_leaves(&self, epoch: u64) -> StoreResult<Vec<Vec<u8>>>;
+
+    /// The id of the game accepted last into `epoch`, if any.
+    async fn last_game_id(&self, epoch: u64) -> StoreResult<Option<String>>;
+
     /// The most recently accepted games, newest first.
     async fn recent_games(&self, limit: u32) -> StoreResult<Vec<GameRecord>>;
 

@@ -462,8 +462,8 @@ fn query_games(
     Ok(out)
 }
 
-fn epoch_leaves(tx: &Transaction<'_>, epoch: u64) -> StoreResult<Vec<Vec<u8>>> {
-    let mut stmt = tx
+fn epoch_leaves(conn: &Connection, epoch: u64) -> StoreResult<Vec<Vec<u8>>> {
+    let mut stmt = conn
         .prepare_cached("SELECT leaf FROM games WHERE epoch = ?1 ORDER BY seq")
         .map_err(unavailable)?;
     let rows = stmt
@@ -750,6 +750,23 @@ impl Store for SqliteStore {
     async fn epoch_games(&self, epoch: u64) -> StoreResult<Vec<GameRecord>> {
         self.read(move |c| query_games(c, "WHERE epoch = ?1 ORDER BY seq", [epoch as i64]))
             .await
+    }
+
+    async fn epoch_leaves(&self, epoch: u64) -> StoreResult<Vec<Vec<u8>>> {
+        self.read(move |c| epoch_leaves(c, epoch)).await
+    }
+
+    async fn last_game_id(&self, epoch: u64) -> StoreResult<Option<String>> {
+        self.read(move |c| {
+            c.query_row(
+                "SELECT game_id FROM games WHERE epoch = ?1 ORDER BY seq DESC LIMIT 1",
+                [epoch as i64],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(unavailable)
+        })
+        .await
     }
 
     async fn recent_games(&self, limit: u32) -> StoreResult<Vec<GameRecord>> {

@@ -6,6 +6,7 @@ mod cli_bench;
 mod cli_vdf;
 mod http_errors;
 mod independent;
+mod router_epoch;
 mod serve_games;
 mod serve_restart;
 mod server;

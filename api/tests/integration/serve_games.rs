@@ -241,6 +241,17 @@ fn every_bet_type_resolves_and_verifies_independently() {
     assert_eq!(ent["source"], "vdf_epoch");
     assert!(ent["veo_class"].as_str().unwrap().starts_with("VEO-"));
     assert!(ent["epoch"].as_u64().unwrap() >= placed.iter().map(|p| p.2).max().unwrap());
+    // verify_url names a game of that epoch (or is null when the epoch had none).
+    match &ent["verify_url"] {
+        Value::Null => {}
+        Value::String(url) => {
+            let (status, v) = server.get(url);
+            assert_eq!(status, 200, "{url}: {v}");
+            assert_eq!(v["proof"]["vdfEpoch"], ent["epoch"]);
+            assert_eq!(v["proof"]["y"], ent["entropy"]);
+        }
+        other => panic!("verify_url {other}"),
+    }
 
     // Recent: at most 20, newest first, and the last game placed is among them.
     let (_, recent) = server.get("/api/v1/recent");

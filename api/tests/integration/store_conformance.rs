@@ -157,6 +157,10 @@ async fn lifecycle(s: &dyn Store) {
         .map(|g| g.seq)
         .collect();
     assert_eq!(in_epoch, [0, 1]);
+    assert_eq!(s.epoch_leaves(1).await.unwrap(), leaves);
+    assert_eq!(s.last_game_id(1).await.unwrap(), Some(game(2, "").game_id));
+    assert_eq!(s.last_game_id(2).await.unwrap(), Some(game(3, "").game_id));
+    assert_eq!(s.last_game_id(9).await.unwrap(), None);
 
     let recent: Vec<String> = s
         .recent_games(2)

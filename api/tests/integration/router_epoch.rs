@@ -1,0 +1,106 @@
+//! The router and the epoch loop in one process: a bet placed through the router resolves when
+//! the loop runs its epoch, and the entropy endpoint then publishes that epoch.
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tower::ServiceExt;
+use vrs::epoch::{EngineStatus, EpochConfig, EpochLoop};
+use vrs::games::Limits;
+use vrs::http::{app, AppState};
+use vrs::store::sqlite::SqliteStore;
+use vrs::store::Store;
+use vrs_engine::group::Modulus;
+
+async fn call(router: &axum::Router, req: Request<Body>) -> (StatusCode, Value) {
+    let res = router.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bet_resolves_and_entropy_names_its_epoch() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).unwrap());
+    // Epoch 1 "opened" long ago closes at once; epoch 2 then stays open for a minute, so
+    // epoch 1 is the only one that resolves during the test.
+    store.bootstrap("test512", 0).await.unwrap();
+    let engine = Arc::new(EngineStatus::default());
+    let router = app(Arc::new(AppState {
+        store: Arc::clone(&store),
+        engine: Arc::clone(&engine),
+        modulus: "test512".into(),
+        iterations: 500,
+        epoch_ms: 60_000,
+        squarings_per_second: None,
+        limits: Limits::default(),
+        started: Instant::now(),
+    }));
+    let (s, bet) = call(
+        &router,
+        Request::post("/api/v1/games/sicbo/bet")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(
+                json!({"bet_type": "total", "target": 9}).to_string(),
+            ))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::ACCEPTED);
+    assert_eq!(bet["resolves_at_epoch"], 1);
+    let id = bet["game_id"].as_str().unwrap().to_owned();
+
+    let config = EpochConfig {
+        modulus: Modulus::by_name("test512").unwrap(),
+        iterations: 500,
+        epoch_ms: 60_000,
+    };
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(
+        EpochLoop::new(Arc::clone(&store), config, engine)
+            .unwrap()
+            .run(stopped),
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let game = loop {
+        let (s, g) = call(
+            &router,
+            Request::get(format!("/api/v1/games/{id}"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+        if s == StatusCode::OK {
+            break g;
+        }
+        assert_eq!(s, StatusCode::ACCEPTED, "{g}");
+        assert!(Instant::now() < deadline, "not resolved: {g}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(game["result"]["epoch"], 1);
+    let (s, ent) = call(
+        &router,
+        Request::get("/api/v1/entropy").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(ent["epoch"], 1);
+    assert_eq!(ent["verify_url"], format!("/api/v1/verify/{id}"));
+    assert_eq!(ent["entropy"], game["result"]["entropy"]);
+    assert_eq!(ent["veo_class"], "VEO-WESOLOWSKI-TEST512");
+    let (_, stats) = call(
+        &router,
+        Request::get("/api/v1/stats").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(stats["epoch"]["current"], 2);
+    assert_eq!(stats["epoch"]["last_resolved"], 1);
+    assert_eq!(stats["resolved_games"], 1);
+    stop.send(true).unwrap();
+    task.await.unwrap();
+}
