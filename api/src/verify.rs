@@ -282,7 +282,9 @@ pub fn verify(
             .collect::<Vec<_>>()).unwrap_or_default(),
         "bet": bet_json(game),
     });
-    let result = result_json(game, epoch, &stored, derived.as_ref().ok());
+    let mut result = result_json(game, epoch, &stored, derived.as_ref().ok());
+    result["verified"] = json!(verified);
+    result["proof"] = proof.clone();
     let replay_steps = replay_steps(
         game,
         epoch,

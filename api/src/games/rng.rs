@@ -14,7 +14,8 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 /// The derivation of `rngValue`, as published to clients.
-pub const DERIVATION: &str = "rngValue = HMAC-SHA256(key = VDF output y as fixed-width big-endian bytes, message = UTF-8(game_id) || UTF-8(player_seed or \"\"))";
+/// (`y_e` is the output of the game's epoch; `‖` is concatenation.)
+pub const DERIVATION: &str = "rngValue = HMAC-SHA256(key = y_e as fixed-width big-endian bytes, message = UTF-8(game_id) ‖ UTF-8(player_seed or \"\"))";
 
 /// The derivation of dice from `rngValue`, as published to clients.
 pub const DICE_DERIVATION: &str = "byte stream = rngValue || HMAC-SHA256(key = rngValue, message = u32 big-endian 1) || HMAC-SHA256(key = rngValue, message = u32 big-endian 2) || ...; bytes >= 252 are skipped; each accepted byte b gives the die 1 + (b mod 6), in stream order";

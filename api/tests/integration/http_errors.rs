@@ -425,7 +425,19 @@ async fn raw_rng_bodies() {
     let (s, _) = api.post_raw(rng, Some("application/json"), "{nope").await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
     let (s, _) = api.post_raw(rng, Some("text/plain"), "hello").await;
-    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert_eq!(s, StatusCode::BAD_REQUEST, "not JSON");
+    let (s, v) = api
+        .post_raw(
+            rng,
+            Some("application/x-www-form-urlencoded"),
+            r#"{"client_seed":"x"}"#,
+        )
+        .await;
+    assert_eq!(
+        s,
+        StatusCode::ACCEPTED,
+        "a JSON body under curl's default type: {v}"
+    );
 }
 
 #[tokio::test]

@@ -214,7 +214,12 @@ fn every_bet_type_resolves_and_verifies_independently() {
         assert_eq!(p["legacyTx"], p["anchorTx"]);
         assert_eq!(p["anchorChain"], "base");
         assert_eq!(p["anchorChainId"], 8453);
-        assert!(p["derivation"].as_str().unwrap().contains("HMAC-SHA256"));
+        assert_eq!(
+            p["derivation"],
+            "rngValue = HMAC-SHA256(key = y_e as fixed-width big-endian bytes, \
+             message = UTF-8(game_id) ‖ UTF-8(player_seed or \"\"))"
+        );
+        assert_eq!(g["result"]["proof"]["rngValue"], p["rngValue"]);
         let rolled = check_independently(&v, body);
         // The result endpoint says the same as the verification.
         let r = &g["result"];
