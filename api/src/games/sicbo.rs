@@ -132,7 +132,7 @@ impl SicboBet {
             SicboBet::Big => even_money((11..=17).contains(&total)),
             SicboBet::Small => even_money((4..=10).contains(&total)),
             SicboBet::Odd => even_money(total % 2 == 1),
-            SicboBet::Even => even_money(total % 2 == 0),
+            SicboBet::Even => even_money(total.is_multiple_of(2)),
             SicboBet::Total(t) => total_odds(t).filter(|_| total == u32::from(t)),
             SicboBet::Single(k) => match count(k) {
                 0 => None,

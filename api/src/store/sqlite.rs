@@ -32,6 +32,8 @@ enum WriteReq {
 #[derive(Debug)]
 pub struct SqliteStore {
     path: PathBuf,
+    /// Held for the store's lifetime: one process per data dir (the OS drops it on exit).
+    _lock: std::fs::File,
     writer: mpsc::Sender<WriteReq>,
     readers: Arc<Vec<Mutex<Connection>>>,
 }
@@ -103,6 +105,27 @@ fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// Takes `<data_dir>/vrs.lock` exclusively, so two processes never run epochs on one store.
+fn lock_data_dir(data_dir: &Path) -> StoreResult<std::fs::File> {
+    let path = data_dir.join("vrs.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| unavailable(format!("cannot open {}: {e}", path.display())))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Conflict(format!(
+            "{} is in use by another vrs process; stop it or use another --data-dir",
+            data_dir.display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(unavailable(format!("cannot lock {}: {e}", path.display())))
+        }
+    }
+}
+
 impl SqliteStore {
     /// Opens (creating if needed) the store in `data_dir` and applies migrations.
     pub fn open(data_dir: &Path) -> StoreResult<Self> {
@@ -112,6 +135,7 @@ impl SqliteStore {
                 data_dir.display()
             ))
         })?;
+        let lock = lock_data_dir(data_dir)?;
         let path = data_dir.join("vrs.sqlite3");
         let mut conn = open_connection(&path)?;
         migrate(&mut conn)?;
@@ -125,6 +149,7 @@ impl SqliteStore {
             .map_err(|e| unavailable(format!("cannot start the writer thread: {e}")))?;
         Ok(Self {
             path,
+            _lock: lock,
             writer: tx,
             readers: Arc::new(readers),
         })

@@ -91,7 +91,7 @@ pub fn sicbo_payout(
         "big" => ((11..=17).contains(&total) && !triple).then_some(1),
         "small" => ((4..=10).contains(&total) && !triple).then_some(1),
         "odd" => (total % 2 == 1 && !triple).then_some(1),
-        "even" => (total % 2 == 0 && !triple).then_some(1),
+        "even" => (total.is_multiple_of(2) && !triple).then_some(1),
         "total" => {
             let t = target.unwrap();
             let x = match t {

@@ -258,3 +258,13 @@ fn sqlite_refuses_a_newer_schema() {
     assert!(matches!(err, StoreError::Schema(_)), "{err}");
     assert!(err.to_string().contains("999"), "{err}");
 }
+
+#[test]
+fn sqlite_data_dir_is_locked_to_one_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = SqliteStore::open(dir.path()).unwrap();
+    let err = SqliteStore::open(dir.path()).unwrap_err();
+    assert!(err.to_string().contains("in use"), "{err}");
+    drop(first);
+    SqliteStore::open(dir.path()).unwrap();
+}

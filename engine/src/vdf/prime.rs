@@ -229,7 +229,10 @@ mod tests {
     use super::*;
 
     fn naive_is_prime(n: u64) -> bool {
-        n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| n % d != 0)
+        n >= 2
+            && (2..)
+                .take_while(|d| d * d <= n)
+                .all(|d| !n.is_multiple_of(d))
     }
 
     #[test]

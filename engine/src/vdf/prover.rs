@@ -152,13 +152,13 @@ pub fn evaluate<B: Backend>(
         .unwrap_or(t);
         backend.square_n(&mut cur, next - done);
         done = next;
-        if done % stride == 0 {
+        if done.is_multiple_of(stride) {
             checkpoints.push(backend.to_fast(&cur, &fast));
         }
-        if done % replay_every == 0 && done < t {
+        if done.is_multiple_of(replay_every) && done < t {
             replay.push((done, backend.to_fast(&cur, &fast)));
         }
-        if done % PROGRESS_EVERY == 0 || done == t {
+        if done.is_multiple_of(PROGRESS_EVERY) || done == t {
             progress(done);
         }
     }
