@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use vrs_engine::epoch::epoch_seed;
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle;
-use vrs_engine::vdf::{self, Proof};
+use vrs_engine::vdf;
 
 /// The anchor chain named in every proof (anchoring fills `anchorTx` once it runs).
 pub const ANCHOR_CHAIN: &str = "base";
@@ -186,17 +186,10 @@ pub fn verify(
     check(&mut checks, "vdf_proof", {
         let l = output.map_or(&empty, |o| &o.l);
         let pi = output.map_or(&empty, |o| &o.pi);
-        (|| -> Result<String, String> {
-            let x = m.decode_input(x_bytes).map_err(|e| e.to_string())?;
-            let y = m.decode("y", y_bytes).map_err(|e| e.to_string())?;
-            let pi = m.decode("π", pi).map_err(|e| e.to_string())?;
-            let proof = Proof {
-                l: num_bigint::BigUint::from_bytes_be(l),
-                pi,
-            };
-            vdf::verify(m, &x, &y, t, &proof).map_err(|e| e.to_string())?;
-            Ok(format!("π^ℓ · x^(2^T mod ℓ) = y for T = {t}"))
-        })()
+        match vdf::verify_encoded(m, x_bytes, y_bytes, t, l, pi) {
+            Ok(()) => Ok(format!("π^ℓ · x^(2^T mod ℓ) = y for T = {t}")),
+            Err(e) => Err(e.to_string()),
+        }
     });
 
     // 5. rngValue, dice and payout recomputed from y.

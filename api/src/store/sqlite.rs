@@ -91,18 +91,12 @@ fn migrate(conn: &mut Connection) -> StoreResult<()> {
             .map_err(|e| StoreError::Schema(format!("migration {version}: {e}")))?;
         tx.execute(
             "INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?1, ?2)",
-            params![version, now_ms()],
+            params![version, crate::epoch::now_ms()],
         )
         .map_err(unavailable)?;
         tx.commit().map_err(unavailable)?;
     }
     Ok(())
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Takes `<data_dir>/vrs.lock` exclusively, so two processes never run epochs on one store.
