@@ -11,9 +11,14 @@ pub struct ServeConfig {
     /// Address to listen on (port 0 picks a free port; the chosen URL is printed).
     #[arg(long, env = "VRS_ADDR", default_value = "127.0.0.1:8080")]
     pub addr: String,
-    /// Directory of the embedded store (created if missing).
+    /// Directory of the embedded store (created if missing); unused with --database-url.
     #[arg(long, env = "VRS_DATA_DIR", default_value = "./vrs-data")]
     pub data_dir: PathBuf,
+    /// PostgreSQL instead of the embedded store, e.g. postgres://user@host:5432/db. Any number
+    /// of processes may share one database: one leads the epoch chain, all accept bets. Pick a
+    /// schema with ?options=-csearch_path%3Dname (it must exist).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
     /// Target epoch duration in milliseconds: T is calibrated so that one epoch's VDF and proof
     /// take about this long, and an epoch stays open for bets at least this long.
     #[arg(long, env = "VRS_EPOCH_MS", default_value_t = 5000,

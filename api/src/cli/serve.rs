@@ -1,8 +1,9 @@
-//! `vrs serve`: the HTTP service on the embedded store.
+//! `vrs serve`: the HTTP service, on the embedded store or on PostgreSQL.
 
 use crate::config::ServeConfig;
 use crate::epoch::{now_ms, EngineStatus, EpochConfig, EpochLoop};
 use crate::http::{app, AppState};
+use crate::store::postgres::PgStore;
 use crate::store::sqlite::SqliteStore;
 use crate::store::Store;
 use anyhow::{bail, Context};
@@ -51,9 +52,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     }
     let modulus = Modulus::by_name(&config.modulus)
         .with_context(|| format!("--modulus {}", config.modulus))?;
-    let store = SqliteStore::open(&config.data_dir)
-        .with_context(|| format!("opening the store in {}", config.data_dir.display()))?;
-    let store: Arc<dyn Store> = Arc::new(store);
+    let store = open_store(&config).await?;
     store
         .bootstrap(modulus.id(), now_ms())
         .await
@@ -99,7 +98,9 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         },
         Arc::clone(&engine),
     )?;
-    let loop_task = tokio::spawn(epoch_loop.run(stop_rx));
+    // Replicas ask for the lease often enough to take over well within two epochs.
+    let poll = Duration::from_millis((config.epoch_ms / 4).clamp(20, 1000));
+    let loop_task = tokio::spawn(epoch_loop.lead(stop_rx, poll));
 
     let state = Arc::new(AppState {
         store,
@@ -126,6 +127,24 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     }
     println!("vrs stopped");
     Ok(())
+}
+
+/// PostgreSQL when a database URL is given, else the embedded store in the data dir.
+async fn open_store(config: &ServeConfig) -> anyhow::Result<Arc<dyn Store>> {
+    match config.database_url.as_deref() {
+        Some(url) if !url.trim().is_empty() => {
+            let store = PgStore::connect(url)
+                .await
+                .context("connecting to PostgreSQL (--database-url / DATABASE_URL)")?;
+            tracing::info!(schema = store.schema(), "store: PostgreSQL");
+            Ok(Arc::new(store))
+        }
+        _ => {
+            let store = SqliteStore::open(&config.data_dir)
+                .with_context(|| format!("opening the store in {}", config.data_dir.display()))?;
+            Ok(Arc::new(store))
+        }
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -14,7 +14,7 @@ pub use vdf_thread::{VdfThread, REPLAY_SEGMENTS};
 use crate::outcome;
 use crate::store::{EpochInput, EpochOutput, EpochRecord, Store, StoreError};
 use anyhow::{anyhow, bail, Context};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -26,11 +26,12 @@ use vrs_engine::vdf::CHALLENGE_BYTES;
 /// What the loop is doing, for `/health`, `/` and `/api/v1/stats`.
 #[derive(Debug, Default)]
 pub struct EngineStatus {
+    /// Whether this process leads the epoch chain (other replicas only accept and serve).
+    pub leader: AtomicBool,
     /// Epoch whose VDF is running (0: none).
     pub computing_epoch: AtomicU64,
     pub squarings_done: AtomicU64,
     pub squarings_total: AtomicU64,
-    pub last_resolved_epoch: AtomicU64,
     pub last_computation_ms: AtomicU64,
     pub epochs_resolved: AtomicU64,
     /// The last error the loop hit (cleared when a step succeeds).
@@ -92,9 +93,43 @@ impl EpochLoop {
         })
     }
 
+    /// Runs the loop whenever this process holds the store's lease, until `shutdown` turns
+    /// true. Replicas that do not lead ask again every `poll`; a leader whose lease is lost
+    /// (its lock connection failed) stops at once and becomes a candidate again.
+    pub async fn lead(mut self, mut shutdown: watch::Receiver<bool>, poll: Duration) {
+        loop {
+            if *shutdown.borrow() {
+                return;
+            }
+            let attempt = tokio::select! {
+                r = self.store.try_lead() => r,
+                _ = shutdown.changed() => return,
+            };
+            match attempt {
+                Ok(Some(mut lease)) => {
+                    self.status.leader.store(true, Ordering::Relaxed);
+                    tracing::info!("this process now leads the epoch chain");
+                    tokio::select! {
+                        _ = self.run(&mut shutdown) => return,
+                        _ = lease.lost() => {
+                            tracing::warn!("lost the epoch lease (its database connection failed); standing by");
+                        }
+                    }
+                    self.status.leader.store(false, Ordering::Relaxed);
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "leader election failed"),
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(poll) => {}
+                _ = shutdown.changed() => return,
+            }
+        }
+    }
+
     /// Runs until `shutdown` turns true. Errors are logged and the step retried after a pause;
     /// the loop never gives up on its own.
-    pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
+    async fn run(&mut self, shutdown: &mut watch::Receiver<bool>) {
         let mut backoff = Duration::from_millis(200);
         loop {
             if *shutdown.borrow() {
@@ -209,7 +244,6 @@ impl EpochLoop {
             Err(err) => return Err(err.into()),
         }
         self.computed = None;
-        self.status.last_resolved_epoch.store(e, Ordering::Relaxed);
         self.status
             .last_computation_ms
             .store(output.computation_ms, Ordering::Relaxed);

@@ -78,14 +78,33 @@ async fn database(state: &State) -> &'static str {
 fn vdf_status(state: &State) -> &'static str {
     if state.engine.error().is_some() {
         "degraded"
-    } else {
+    } else if role(state) == "leader" {
         "active"
+    } else {
+        // Another replica runs the chain; this one accepts bets and serves reads.
+        "standby"
+    }
+}
+
+/// Whether this process runs the epoch chain ("leader") or only serves ("replica").
+fn role(state: &State) -> &'static str {
+    if state.engine.leader.load(Ordering::Relaxed) {
+        "leader"
+    } else {
+        "replica"
     }
 }
 
 pub async fn info(AxState(state): AxState<State>) -> Result<Json<Value>, ApiError> {
     let database = database(&state).await;
     let open = state.store.open_epoch().await.ok().map(|e| e.number);
+    let last_resolved = state
+        .store
+        .latest_resolved_epoch()
+        .await
+        .ok()
+        .flatten()
+        .map(|e| e.number);
     let e = &state.engine;
     let last_ms = e.last_computation_ms.load(Ordering::Relaxed);
     Ok(Json(json!({
@@ -109,10 +128,11 @@ pub async fn info(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErro
             "epoch": {
                 "current": open,
                 "computing": non_zero(e.computing_epoch.load(Ordering::Relaxed)),
-                "last_resolved": non_zero(e.last_resolved_epoch.load(Ordering::Relaxed)),
+                "last_resolved": last_resolved,
                 "iterations": state.iterations,
                 "modulus": state.modulus,
             },
+            "role": role(&state),
             "computation_time": format!("{:.2}s", last_ms as f64 / 1000.0),
         },
         "uptime": uptime(&state),
@@ -138,6 +158,8 @@ pub async fn health(AxState(state): AxState<State>) -> Response {
             "uptime": uptime(&state),
             "database": database,
             "vdf": vdf_status(&state),
+            "role": role(&state),
+            "store": state.store.kind(),
         })),
     )
         .into_response()
@@ -184,6 +206,7 @@ pub async fn entropy(AxState(state): AxState<State>) -> Result<Response, ApiErro
 pub async fn stats(AxState(state): AxState<State>) -> Result<Json<Value>, ApiError> {
     let open = state.store.open_epoch().await?;
     let counts = state.store.game_counts().await?;
+    let last_resolved = state.store.latest_resolved_epoch().await?.map(|e| e.number);
     let e = &state.engine;
     let computing = e.computing_epoch.load(Ordering::Relaxed);
     let done = e.squarings_done.load(Ordering::Relaxed);
@@ -195,7 +218,7 @@ pub async fn stats(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErr
             "computing": non_zero(computing),
             "progress": if computing == 0 || total == 0 { Value::Null }
                 else { json!((done as f64 / total as f64 * 1000.0).round() / 1000.0) },
-            "last_resolved": non_zero(e.last_resolved_epoch.load(Ordering::Relaxed)),
+            "last_resolved": last_resolved,
             "iterations": state.iterations,
             "modulus": state.modulus,
             "target_ms": state.epoch_ms,
@@ -211,6 +234,7 @@ pub async fn stats(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErr
             "uptime": uptime(&state),
         },
         "store": state.store.kind(),
+        "role": role(&state),
         "engine_error": e.error(),
     })))
 }

@@ -7,15 +7,19 @@
 //! - [`Store::close_epoch`] fixes the epoch's games (in acceptance order) and opens the next
 //!   epoch atomically.
 //! - A resolved epoch and its games are written once, in one transaction, and never rewritten.
+//! - At most one process holds the lease from [`Store::try_lead`] at a time.
 
+mod codec;
+pub mod postgres;
 pub mod sqlite;
 
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 
 /// Store failures. `Unavailable` is the database's fault (the service answers 503 and retries);
-/// `Conflict` and `Corrupt` mean the data does not match what the caller expected.
-#[derive(Debug, thiserror::Error)]
+/// `Conflict` and `Corrupt` mean the data does not match what the caller expected; `Config`
+/// and `Schema` stop the service at start-up.
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database unavailable: {0}")]
     Unavailable(String),
@@ -25,6 +29,8 @@ pub enum StoreError {
     Corrupt(String),
     #[error("schema: {0}")]
     Schema(String),
+    #[error("configuration: {0}")]
+    Config(String),
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -144,6 +150,15 @@ pub struct GameCounts {
     pub by_game: BTreeMap<String, u64>,
 }
 
+impl GameCounts {
+    /// Adds one game name's row of `SELECT game, COUNT(*), COUNT(rng_value) … GROUP BY game`.
+    pub fn add(&mut self, game: String, total: i64, resolved: i64) {
+        self.total += total as u64;
+        self.resolved += resolved as u64;
+        self.by_game.insert(game, total as u64);
+    }
+}
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Which implementation this is ("sqlite", "postgres"), for logs and stats.
@@ -199,6 +214,17 @@ pub trait Store: Send + Sync + 'static {
     async fn recent_games(&self, limit: u32) -> StoreResult<Vec<GameRecord>>;
 
     async fn game_counts(&self) -> StoreResult<GameCounts>;
+
+    /// Tries to become the one process that closes and resolves epochs on this store.
+    /// `None`: another process leads now (ask again later).
+    async fn try_lead(&self) -> StoreResult<Option<Box<dyn Lease>>>;
+}
+
+/// Leadership of the epoch chain, held until dropped or until [`Lease::lost`] resolves.
+#[async_trait]
+pub trait Lease: Send + std::fmt::Debug {
+    /// Resolves once leadership is lost (the connection that holds it failed).
+    async fn lost(&mut self);
 }
 
 impl std::fmt::Debug for dyn Store {

@@ -6,9 +6,12 @@
 //! answered only after its group is durable. Reads use their own connections (WAL lets them
 //! run beside the writer) on tokio's blocking pool.
 
+use super::codec::{
+    decode_checkpoints, encode_checkpoints, join_digits, parse_combo, parse_digits,
+};
 use super::{
     EpochInput, EpochOutput, EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution,
-    NewGame, Store, StoreError, StoreResult,
+    Lease, NewGame, Store, StoreError, StoreResult,
 };
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
@@ -288,7 +291,7 @@ fn insert_game(tx: &Transaction<'_>, g: &NewGame) -> StoreResult<u64> {
             g.game,
             g.bet_type,
             g.target,
-            g.combo.map(|c| format!("{},{}", c[0], c[1])),
+            g.combo.map(|c| join_digits(&c)),
             g.amount,
             g.player_id,
             g.player_seed,
@@ -369,24 +372,6 @@ fn epoch_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<EpochRecord>> {
     }))
 }
 
-/// Checkpoints are stored as a JSON array of [iteration, "hex"] pairs.
-fn encode_checkpoints(c: &[(u64, Vec<u8>)]) -> String {
-    let items: Vec<serde_json::Value> = c
-        .iter()
-        .map(|(i, v)| serde_json::json!([i, hex::encode(v)]))
-        .collect();
-    serde_json::Value::Array(items).to_string()
-}
-
-fn decode_checkpoints(s: &str) -> StoreResult<Vec<(u64, Vec<u8>)>> {
-    let bad = |what: &str| StoreError::Corrupt(format!("checkpoints: {what}"));
-    let items: Vec<(u64, String)> = serde_json::from_str(s).map_err(|e| bad(&e.to_string()))?;
-    items
-        .into_iter()
-        .map(|(i, h)| Ok((i, hex::decode(h).map_err(|e| bad(&e.to_string()))?)))
-        .collect()
-}
-
 fn query_epoch(
     conn: &Connection,
     sql_tail: &str,
@@ -406,23 +391,11 @@ const GAME_COLUMNS: &str = "game_id, request_id, game, bet_type, target, combo, 
      player_id, player_seed, operator_key, created_at_ms, epoch, seq, leaf, rng_value, dice, \
      won, payout, resolved_at_ms";
 
-fn parse_digits(s: &str, what: &str) -> StoreResult<Vec<u8>> {
-    s.split(',')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            p.parse::<u8>()
-                .map_err(|_| StoreError::Corrupt(format!("{what}: {s:?}")))
-        })
-        .collect()
-}
-
 fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
     let combo: Option<String> = r.get(5)?;
-    let combo = match combo.as_deref().map(|c| parse_digits(c, "combo")) {
-        Some(Ok(v)) if v.len() == 2 => Some([v[0], v[1]]),
-        Some(Ok(_)) => return Ok(Err(StoreError::Corrupt("combo".into()))),
-        Some(Err(e)) => return Ok(Err(e)),
-        None => None,
+    let combo = match parse_combo(combo.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(e)),
     };
     let game_id: String = r.get(0)?;
     let rng_value: Option<String> = r.get(14)?;
@@ -686,12 +659,7 @@ impl Store for SqliteStore {
                 )
                 .map_err(unavailable)?;
             for g in &games {
-                let dice = g
-                    .dice
-                    .iter()
-                    .map(u8::to_string)
-                    .collect::<Vec<_>>()
-                    .join(",");
+                let dice = join_digits(&g.dice);
                 let n = stmt
                     .execute(params![
                         g.game_id,
@@ -816,12 +784,25 @@ impl Store for SqliteStore {
                 .map_err(unavailable)?;
             for row in rows {
                 let (game, total, resolved) = row.map_err(unavailable)?;
-                counts.total += total as u64;
-                counts.resolved += resolved as u64;
-                counts.by_game.insert(game, total as u64);
+                counts.add(game, total, resolved);
             }
             Ok(counts)
         })
         .await
+    }
+
+    async fn try_lead(&self) -> StoreResult<Option<Box<dyn Lease>>> {
+        Ok(Some(Box::new(DataDirLease)))
+    }
+}
+
+/// The embedded store already belongs to one process (the data-dir lock), so it always leads.
+#[derive(Debug)]
+struct DataDirLease;
+
+#[async_trait]
+impl Lease for DataDirLease {
+    async fn lost(&mut self) {
+        std::future::pending::<()>().await
     }
 }

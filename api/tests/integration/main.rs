@@ -4,8 +4,11 @@
 #![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
 mod cli_bench;
 mod cli_vdf;
+mod durability;
 mod http_errors;
 mod independent;
+mod pg;
+mod proxy;
 mod router_epoch;
 mod serve_games;
 mod serve_restart;

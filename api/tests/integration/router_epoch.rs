@@ -63,7 +63,7 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
     let task = tokio::spawn(
         EpochLoop::new(Arc::clone(&store), config, engine)
             .unwrap()
-            .run(stopped),
+            .lead(stopped, Duration::from_millis(50)),
     );
 
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -173,8 +173,16 @@ fn check_independently(v: &Value, bet: &Value) -> Vec<u8> {
 #[test]
 fn every_bet_type_resolves_and_verifies_independently() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), FAST);
+    every_bet_type(Server::start(dir.path(), FAST));
+}
 
+#[test]
+fn every_bet_type_resolves_and_verifies_on_postgres() {
+    let schema = crate::pg::TestSchema::create("games");
+    every_bet_type(Server::start_pg(&schema.url(), FAST));
+}
+
+fn every_bet_type(server: Server) {
     let mut placed = Vec::new();
     for (path, body) in bets() {
         let (status, r) = server.post(path, &body);
@@ -265,6 +273,7 @@ fn every_bet_type_resolves_and_verifies_independently() {
     assert_eq!(games[0]["game_id"], placed.last().unwrap().0.as_str());
     let (_, stats) = server.get("/api/v1/stats");
     assert!(stats["epoch"].is_object());
+    assert_eq!(stats["role"], "leader");
     assert_eq!(stats["total_games"], 18);
     assert!(server.stop(), "vrs serve exits 0 on SIGTERM");
 }

@@ -23,12 +23,26 @@ pub const FAST: &[&str] = &[
 ];
 
 impl Server {
-    /// Starts `vrs serve` on `data_dir` with `extra` flags and waits for its URL.
+    /// Starts `vrs serve` on the embedded store in `data_dir` with `extra` flags and waits for
+    /// its URL.
     pub fn start(data_dir: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_vrs"))
-            .arg("serve")
-            .args(["--addr", "127.0.0.1:0", "--data-dir"])
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vrs"));
+        cmd.args(["serve", "--data-dir"])
             .arg(data_dir)
+            .env_remove("DATABASE_URL");
+        Self::launch(cmd, extra)
+    }
+
+    /// Starts `vrs serve` on PostgreSQL at `database_url`.
+    pub fn start_pg(database_url: &str, extra: &[&str]) -> Server {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vrs"));
+        cmd.arg("serve").env("DATABASE_URL", database_url);
+        Self::launch(cmd, extra)
+    }
+
+    fn launch(mut cmd: Command, extra: &[&str]) -> Server {
+        let mut child = cmd
+            .args(["--addr", "127.0.0.1:0"])
             .args(extra)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())

@@ -1,7 +1,10 @@
-//! The `Store` contract, written once over `&dyn Store` and run against every implementation
-//! (the embedded SQLite store here; PostgreSQL joins with its issue).
+//! The `Store` contract, written once over `&dyn Store` and run against both implementations:
+//! the embedded SQLite store and PostgreSQL (`TEST_DATABASE_URL`, one schema per test).
 
+use crate::pg::TestSchema;
 use std::sync::Arc;
+use std::time::Duration;
+use vrs::store::postgres::PgStore;
 use vrs::store::sqlite::SqliteStore;
 use vrs::store::{
     EpochInput, EpochOutput, EpochStatus, GameResolution, NewGame, Store, StoreError,
@@ -177,12 +180,14 @@ async fn lifecycle(s: &dyn Store) {
 }
 
 /// Games inserted while epochs close land in exactly the epoch their insert reported, in
-/// acceptance order, and none is lost.
-async fn inserts_race_closes(s: Arc<dyn Store>) {
+/// acceptance order, and none is lost. Inserts are spread over `stores` (replicas sharing one
+/// database); the first one closes the epochs.
+async fn inserts_race_closes(stores: Vec<Arc<dyn Store>>) {
+    let s = Arc::clone(&stores[0]);
     s.bootstrap("test512", 0).await.unwrap();
     let mut tasks = Vec::new();
     for i in 0..400u32 {
-        let s = Arc::clone(&s);
+        let s = Arc::clone(&stores[i as usize % stores.len()]);
         tasks.push(tokio::spawn(async move {
             (i, s.insert_game(game(1000 + i, "dice")).await.unwrap())
         }));
@@ -240,7 +245,117 @@ async fn sqlite_lifecycle() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_inserts_race_closes() {
     let dir = tempfile::tempdir().unwrap();
-    inserts_race_closes(Arc::new(SqliteStore::open(dir.path()).unwrap())).await;
+    inserts_race_closes(vec![Arc::new(SqliteStore::open(dir.path()).unwrap())]).await;
+}
+
+/// Exactly one holder of the lease at a time; it passes on when the holder lets go.
+async fn one_leader(a: &dyn Store, b: &dyn Store) {
+    let lease = a
+        .try_lead()
+        .await
+        .unwrap()
+        .expect("the first candidate leads");
+    for _ in 0..3 {
+        assert!(b.try_lead().await.unwrap().is_none(), "two leaders");
+    }
+    drop(lease);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(mut lease) = b.try_lead().await.unwrap() {
+            // A live lease is not reported lost.
+            assert!(
+                tokio::time::timeout(Duration::from_millis(1500), lease.lost())
+                    .await
+                    .is_err()
+            );
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lease was never released"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn pg(schema: &TestSchema) -> PgStore {
+    PgStore::connect(&schema.url()).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_lifecycle() {
+    let schema = TestSchema::create("lifecycle");
+    lifecycle(&pg(&schema).await).await;
+    // Everything is still there through a new connection.
+    let s = pg(&schema).await;
+    assert_eq!(s.game_counts().await.unwrap().total, 3);
+    assert_eq!(s.open_epoch().await.unwrap().number, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_inserts_race_closes_across_replicas() {
+    let schema = TestSchema::create("race");
+    let mut stores: Vec<Arc<dyn Store>> = Vec::new();
+    for _ in 0..3 {
+        stores.push(Arc::new(pg(&schema).await));
+    }
+    inserts_race_closes(stores).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_refuses_a_newer_schema() {
+    let schema = TestSchema::create("newer");
+    drop(pg(&schema).await);
+    schema.execute("INSERT INTO schema_migrations (version, applied_at_ms) VALUES (999, 0)");
+    let err = PgStore::connect(&schema.url()).await.unwrap_err();
+    assert!(matches!(err, StoreError::Schema(_)), "{err}");
+    assert!(err.to_string().contains("999"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_replicas_start_together_and_migrate_once() {
+    let schema = TestSchema::create("together");
+    let url = schema.url();
+    let starts: Vec<_> = (0..4)
+        .map(|_| {
+            let url = url.clone();
+            tokio::spawn(async move {
+                let s = PgStore::connect(&url).await.unwrap();
+                s.bootstrap("test512", 0).await.unwrap();
+            })
+        })
+        .collect();
+    for s in starts {
+        s.await.unwrap();
+    }
+    let s = pg(&schema).await;
+    assert_eq!(s.open_epoch().await.unwrap().number, 1, "one open epoch");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_has_one_leader() {
+    let schema = TestSchema::create("leader");
+    one_leader(&pg(&schema).await, &pg(&schema).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_bad_urls_are_refused_clearly() {
+    let err = PgStore::connect("mysql://nope").await.unwrap_err();
+    assert!(matches!(err, StoreError::Config(_)), "{err}");
+    // A port where nothing listens: unavailable, after the connect timeout at most.
+    let err = PgStore::connect("postgres://postgres@127.0.0.1:1/test")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err}");
+    // A search path naming no schema.
+    let base = crate::pg::database_url();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let err = PgStore::connect(&format!(
+        "{base}{sep}options=-csearch_path%3Dvrs_no_such_schema"
+    ))
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("search_path"), "{err}");
 }
 
 #[test]

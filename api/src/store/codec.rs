@@ -1,0 +1,45 @@
+//! Column encodings both stores share: replay checkpoints as JSON, dice and combos as
+//! comma-separated digits.
+
+use super::{StoreError, StoreResult};
+
+/// Checkpoints are stored as a JSON array of [iteration, "hex"] pairs.
+pub fn encode_checkpoints(c: &[(u64, Vec<u8>)]) -> String {
+    let items: Vec<serde_json::Value> = c
+        .iter()
+        .map(|(i, v)| serde_json::json!([i, hex::encode(v)]))
+        .collect();
+    serde_json::Value::Array(items).to_string()
+}
+
+pub fn decode_checkpoints(s: &str) -> StoreResult<Vec<(u64, Vec<u8>)>> {
+    let bad = |what: &str| StoreError::Corrupt(format!("checkpoints: {what}"));
+    let items: Vec<(u64, String)> = serde_json::from_str(s).map_err(|e| bad(&e.to_string()))?;
+    items
+        .into_iter()
+        .map(|(i, h)| Ok((i, hex::decode(h).map_err(|e| bad(&e.to_string()))?)))
+        .collect()
+}
+
+/// "3,5" for [3, 5]; "" for none.
+pub fn join_digits(d: &[u8]) -> String {
+    d.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
+}
+
+pub fn parse_digits(s: &str, what: &str) -> StoreResult<Vec<u8>> {
+    s.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.parse::<u8>()
+                .map_err(|_| StoreError::Corrupt(format!("{what}: {s:?}")))
+        })
+        .collect()
+}
+
+pub fn parse_combo(s: Option<&str>) -> StoreResult<Option<[u8; 2]>> {
+    match s.map(|c| parse_digits(c, "combo")).transpose()? {
+        Some(v) if v.len() == 2 => Ok(Some([v[0], v[1]])),
+        Some(_) => Err(StoreError::Corrupt(format!("combo {s:?}"))),
+        None => Ok(None),
+    }
+}

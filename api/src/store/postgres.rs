@@ -1,0 +1,903 @@
+//! The PostgreSQL store (`DATABASE_URL=postgres://…`): several `vrs serve` replicas may share
+//! one database.
+//!
+//! - Tables live in the first schema of the connection's `search_path` (append
+//!   `?options=-csearch_path%3Dname` to the URL to pick one). Migrations run at start-up under
+//!   an advisory lock, so replicas starting together do not race.
+//! - Every session runs with `synchronous_commit = on`: a commit is flushed before it returns,
+//!   whatever the server's default.
+//! - Game inserts are committed in groups: inserts queue on a channel and each committer task
+//!   takes everything queued into one transaction, so a burst of bets shares one WAL flush and
+//!   every caller is answered only after its group committed.
+//! - An insert reads the open epoch row `FOR SHARE` in its transaction; closing an epoch takes
+//!   it `FOR UPDATE`. The close therefore waits for every insert already in flight, and an
+//!   insert that waited for a close re-reads and joins the next epoch: no game lands in a closed
+//!   epoch, none is dropped, whichever replica accepted it.
+//! - Acceptance order within an epoch is the identity column `id`; `seq` is written when the
+//!   epoch resolves.
+//! - Leadership of the epoch chain is a session advisory lock held on a dedicated connection
+//!   ([`Store::try_lead`]).
+
+use super::codec::{
+    decode_checkpoints, encode_checkpoints, join_digits, parse_combo, parse_digits,
+};
+use super::{
+    EpochInput, EpochOutput, EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution,
+    Lease, NewGame, Store, StoreError, StoreResult,
+};
+use async_trait::async_trait;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, Mutex};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{NoTls, Row};
+
+/// Versioned migrations, applied in order; the version is the file's number.
+const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../../migrations/postgres/0001_init.sql"))];
+
+/// Most inserts committed in one group.
+const MAX_GROUP: usize = 1024;
+/// Group committers per process: while one group waits for its flush, the next is formed.
+const COMMITTERS: usize = 2;
+const POOL_SIZE: usize = 16;
+
+/// How long a connection attempt, or a wait for a pooled connection, may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long any one store operation may take before the caller hears "unavailable".
+const OP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often the leader checks that its lock connection is alive.
+const LEASE_CHECK: Duration = Duration::from_millis(500);
+
+/// Advisory lock classes (the first key); the second key is `hashtext(current_schema())`, so
+/// deployments in different schemas of one database do not contend.
+const MIGRATE_LOCK: i32 = 0x7672_7301;
+const LEADER_LOCK: i32 = 0x7672_7302;
+
+struct InsertReq {
+    game: NewGame,
+    reply: oneshot::Sender<StoreResult<u64>>,
+}
+
+#[derive(Debug)]
+pub struct PgStore {
+    pool: Pool,
+    /// For the leader's dedicated connection.
+    config: tokio_postgres::Config,
+    inserts: mpsc::Sender<InsertReq>,
+    schema: String,
+}
+
+impl std::fmt::Debug for InsertReq {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "InsertReq({})", self.game.game_id)
+    }
+}
+
+/// A PostgreSQL error with its cause (tokio-postgres's own message is only the kind).
+fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.code().code(), db.message()),
+        None => match std::error::Error::source(e) {
+            Some(cause) => format!("{e}: {cause}"),
+            None => e.to_string(),
+        },
+    }
+}
+
+fn pg_err(e: tokio_postgres::Error) -> StoreError {
+    if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+        return StoreError::Conflict(describe(&e));
+    }
+    StoreError::Unavailable(describe(&e))
+}
+
+fn pool_err(e: PoolError) -> StoreError {
+    match e {
+        PoolError::Backend(e) => {
+            StoreError::Unavailable(format!("cannot connect: {}", describe(&e)))
+        }
+        PoolError::Timeout(_) => {
+            StoreError::Unavailable(format!("no database connection within {CONNECT_TIMEOUT:?}"))
+        }
+        other => StoreError::Unavailable(format!("no database connection: {other}")),
+    }
+}
+
+/// Bounds `f` by [`OP_TIMEOUT`]: a database that stops answering is unavailable, not a hang.
+async fn timed<T>(what: &str, f: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
+    tokio::time::timeout(OP_TIMEOUT, f)
+        .await
+        .map_err(|_| StoreError::Unavailable(format!("{what}: no answer within {OP_TIMEOUT:?}")))?
+}
+
+/// Parses the URL and fixes the session settings the store relies on.
+fn session_config(url: &str) -> StoreResult<tokio_postgres::Config> {
+    let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
+        StoreError::Config(format!("the database URL is not a PostgreSQL URL: {e}"))
+    })?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("vrs");
+    }
+    let options = match config.get_options() {
+        Some(o) if !o.trim().is_empty() => format!("{o} -c synchronous_commit=on"),
+        _ => "-c synchronous_commit=on".to_owned(),
+    };
+    config.options(options);
+    // Notice a dead peer (a leader's lock connection included) within seconds, not hours.
+    config.keepalives(true);
+    config.keepalives_idle(Duration::from_secs(5));
+    config.keepalives_interval(Duration::from_secs(2));
+    config.keepalives_retries(3);
+    config.tcp_user_timeout(Duration::from_secs(10));
+    Ok(config)
+}
+
+impl PgStore {
+    /// Connects, applies migrations and starts the group committers.
+    pub async fn connect(url: &str) -> StoreResult<Self> {
+        let config = session_config(url)?;
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(CONNECT_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .recycle_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(|e| StoreError::Config(format!("database pool: {e}")))?;
+        let schema = timed("migrations", migrate(&pool)).await?;
+        let (inserts, rx) = mpsc::channel(MAX_GROUP * 8);
+        let rx = Arc::new(Mutex::new(rx));
+        for _ in 0..COMMITTERS {
+            tokio::spawn(committer(pool.clone(), Arc::clone(&rx)));
+        }
+        Ok(Self {
+            pool,
+            config,
+            inserts,
+            schema,
+        })
+    }
+
+    /// The schema holding the tables.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    async fn client(&self) -> StoreResult<deadpool_postgres::Client> {
+        self.pool.get().await.map_err(pool_err)
+    }
+}
+
+/// Applies the migrations this binary knows; refuses a database written by a newer one.
+/// Returns the schema the tables live in.
+async fn migrate(pool: &Pool) -> StoreResult<String> {
+    let mut client = pool.get().await.map_err(pool_err)?;
+    let tx = client.transaction().await.map_err(pg_err)?;
+    let schema: Option<String> = tx
+        .query_one("SELECT current_schema()", &[])
+        .await
+        .map_err(pg_err)?
+        .get(0);
+    let schema = schema.ok_or_else(|| {
+        StoreError::Config(
+            "no schema of the connection's search_path exists; create it or fix the URL's \
+             search_path"
+                .into(),
+        )
+    })?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
+        &[&MIGRATE_LOCK],
+    )
+    .await
+    .map_err(pg_err)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version BIGINT PRIMARY KEY, applied_at_ms BIGINT NOT NULL)",
+    )
+    .await
+    .map_err(pg_err)?;
+    let current: i64 = tx
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations",
+            &[],
+        )
+        .await
+        .map_err(pg_err)?
+        .get(0);
+    let known = MIGRATIONS.last().map_or(0, |m| m.0);
+    if current > known {
+        return Err(StoreError::Schema(format!(
+            "schema {schema:?} is at version {current}, newer than this binary knows \
+             ({known}); run a newer vrs or point DATABASE_URL at another schema"
+        )));
+    }
+    for (version, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+        tx.batch_execute(sql)
+            .await
+            .map_err(|e| StoreError::Schema(format!("migration {version}: {}", describe(&e))))?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version, applied_at_ms) VALUES ($1, $2)",
+            &[version, &crate::epoch::now_ms()],
+        )
+        .await
+        .map_err(pg_err)?;
+    }
+    tx.commit().await.map_err(pg_err)?;
+    Ok(schema)
+}
+
+/// Takes whatever inserts are queued (at least one) and commits them together, forever.
+async fn committer(pool: Pool, queue: Arc<Mutex<mpsc::Receiver<InsertReq>>>) {
+    loop {
+        let group = {
+            let mut rx = queue.lock().await;
+            let Some(first) = rx.recv().await else {
+                return; // the store was dropped
+            };
+            let mut group = vec![first];
+            while group.len() < MAX_GROUP {
+                match rx.try_recv() {
+                    Ok(r) => group.push(r),
+                    Err(_) => break,
+                }
+            }
+            group
+        };
+        commit_group(&pool, group).await;
+    }
+}
+
+/// One transaction for the group; if a row is refused (a duplicate id), each is retried on its
+/// own so one bad row cannot fail the others.
+async fn commit_group(pool: &Pool, group: Vec<InsertReq>) {
+    let games: Vec<&NewGame> = group.iter().map(|r| &r.game).collect();
+    match timed("insert", insert_games(pool, &games)).await {
+        Ok(epoch) => {
+            for r in group {
+                let _ = r.reply.send(Ok(epoch));
+            }
+        }
+        Err(e) if group.len() == 1 || matches!(e, StoreError::Unavailable(_)) => {
+            for r in group {
+                let _ = r.reply.send(Err(e.clone()));
+            }
+        }
+        Err(_) => {
+            for r in group {
+                let one = timed("insert", insert_games(pool, &[&r.game])).await;
+                let _ = r.reply.send(one);
+            }
+        }
+    }
+}
+
+const INSERT_GAMES: &str = "INSERT INTO games (epoch, game_id, request_id, game, bet_type, target,
+         combo, amount, player_id, player_seed, operator_key, created_at_ms, leaf)
+     SELECT $1, u.* FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::int2[],
+         $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int8[],
+         $13::bytea[]) AS u";
+
+/// Commits `games` into the open epoch in one transaction; returns the epoch.
+async fn insert_games(pool: &Pool, games: &[&NewGame]) -> StoreResult<u64> {
+    let mut client = pool.get().await.map_err(pool_err)?;
+    let tx = client.transaction().await.map_err(pg_err)?;
+    // A close that committed while this statement waited leaves no open row in its snapshot;
+    // the next statement's snapshot sees the epoch that close opened.
+    let mut epoch: Option<i64> = None;
+    for _ in 0..3 {
+        if let Some(row) = tx
+            .query_opt(
+                "SELECT number FROM epochs WHERE status = 'open' FOR SHARE",
+                &[],
+            )
+            .await
+            .map_err(pg_err)?
+        {
+            epoch = Some(row.get(0));
+            break;
+        }
+    }
+    let epoch = epoch.ok_or_else(|| StoreError::Conflict("no epoch is open".into()))?;
+    let col = |f: fn(&NewGame) -> Option<String>| games.iter().map(|g| f(g)).collect::<Vec<_>>();
+    let game_ids = col(|g| Some(g.game_id.clone()));
+    let request_ids = col(|g| Some(g.request_id.clone()));
+    let names = col(|g| Some(g.game.clone()));
+    let bet_types = col(|g| g.bet_type.clone());
+    let targets: Vec<Option<i16>> = games.iter().map(|g| g.target.map(i16::from)).collect();
+    let combos = col(|g| g.combo.map(|c| join_digits(&c)));
+    let amounts = col(|g| g.amount.clone());
+    let players = col(|g| Some(g.player_id.clone()));
+    let seeds = col(|g| g.player_seed.clone());
+    let operators = col(|g| Some(g.operator_key.clone()));
+    let created: Vec<i64> = games.iter().map(|g| g.created_at_ms).collect();
+    let leaves: Vec<&[u8]> = games.iter().map(|g| g.leaf.as_slice()).collect();
+    let stmt = tx.prepare_cached(INSERT_GAMES).await.map_err(pg_err)?;
+    tx.execute(
+        &stmt,
+        &[
+            &epoch,
+            &game_ids,
+            &request_ids,
+            &names,
+            &bet_types,
+            &targets,
+            &combos,
+            &amounts,
+            &players,
+            &seeds,
+            &operators,
+            &created,
+            &leaves,
+        ],
+    )
+    .await
+    .map_err(pg_err)?;
+    tx.commit().await.map_err(pg_err)?;
+    Ok(epoch as u64)
+}
+
+const EPOCH_COLUMNS: &str = "number, status, modulus, opened_at_ms, closed_at_ms, iterations, \
+     prev_y, bets_root, bet_count, x, y, pi, l, checkpoints, computation_ms, resolved_at_ms";
+
+fn corrupt(e: tokio_postgres::Error) -> StoreError {
+    StoreError::Corrupt(describe(&e))
+}
+
+fn epoch_from_row(r: &Row) -> StoreResult<EpochRecord> {
+    let get_i64 = |name: &str| r.try_get::<_, Option<i64>>(name).map_err(corrupt);
+    let get_bytes = |name: &str| r.try_get::<_, Option<Vec<u8>>>(name).map_err(corrupt);
+    let input = match (get_i64("iterations")?, get_bytes("bets_root")?) {
+        (Some(t), Some(root)) => Some(EpochInput {
+            iterations: t as u64,
+            prev_y: get_bytes("prev_y")?.unwrap_or_default(),
+            bets_root: root
+                .try_into()
+                .map_err(|_| StoreError::Corrupt("bets_root is not 32 bytes".into()))?,
+            bet_count: get_i64("bet_count")?.unwrap_or(0) as u64,
+            x: get_bytes("x")?.unwrap_or_default(),
+        }),
+        _ => None,
+    };
+    let output = match get_bytes("y")? {
+        Some(y) => {
+            let checkpoints: Option<String> = r.try_get("checkpoints").map_err(corrupt)?;
+            Some(EpochOutput {
+                y,
+                pi: get_bytes("pi")?.unwrap_or_default(),
+                l: get_bytes("l")?.unwrap_or_default(),
+                checkpoints: decode_checkpoints(checkpoints.as_deref().unwrap_or("[]"))?,
+                computation_ms: get_i64("computation_ms")?.unwrap_or(0) as u64,
+                resolved_at_ms: get_i64("resolved_at_ms")?.unwrap_or(0),
+            })
+        }
+        None => None,
+    };
+    let status: String = r.try_get("status").map_err(corrupt)?;
+    Ok(EpochRecord {
+        number: r.try_get::<_, i64>("number").map_err(corrupt)? as u64,
+        status: EpochStatus::parse(&status)?,
+        modulus: r.try_get("modulus").map_err(corrupt)?,
+        opened_at_ms: r.try_get("opened_at_ms").map_err(corrupt)?,
+        closed_at_ms: get_i64("closed_at_ms")?,
+        input,
+        output,
+    })
+}
+
+/// Game columns; `seq` is the stored position, or the position by `id` while unresolved.
+const GAME_COLUMNS: &str = "g.game_id, g.request_id, g.game, g.bet_type, g.target, g.combo, \
+     g.amount, g.player_id, g.player_seed, g.operator_key, g.created_at_ms, g.epoch, g.leaf, \
+     g.rng_value, g.dice, g.won, g.payout, g.resolved_at_ms, \
+     COALESCE(g.seq, (SELECT COUNT(*) FROM games o WHERE o.epoch = g.epoch AND o.id < g.id)) \
+     AS seq";
+
+fn game_from_row(r: &Row) -> StoreResult<GameRecord> {
+    let text = |name: &str| r.try_get::<_, Option<String>>(name).map_err(corrupt);
+    let game_id: String = r.try_get("game_id").map_err(corrupt)?;
+    let resolution = match text("rng_value")? {
+        Some(rng_value) => Some(GameResolution {
+            game_id: game_id.clone(),
+            rng_value,
+            dice: parse_digits(text("dice")?.as_deref().unwrap_or(""), "dice")?,
+            won: r.try_get("won").map_err(corrupt)?,
+            payout: text("payout")?,
+        }),
+        None => None,
+    };
+    let target: Option<i16> = r.try_get("target").map_err(corrupt)?;
+    Ok(GameRecord {
+        new: NewGame {
+            game_id,
+            request_id: r.try_get("request_id").map_err(corrupt)?,
+            game: r.try_get("game").map_err(corrupt)?,
+            bet_type: text("bet_type")?,
+            target: target
+                .map(u8::try_from)
+                .transpose()
+                .map_err(|_| StoreError::Corrupt(format!("target {target:?}")))?,
+            combo: parse_combo(text("combo")?.as_deref())?,
+            amount: text("amount")?,
+            player_id: r.try_get("player_id").map_err(corrupt)?,
+            player_seed: text("player_seed")?,
+            operator_key: r.try_get("operator_key").map_err(corrupt)?,
+            created_at_ms: r.try_get("created_at_ms").map_err(corrupt)?,
+            leaf: r.try_get("leaf").map_err(corrupt)?,
+        },
+        epoch: r.try_get::<_, i64>("epoch").map_err(corrupt)? as u64,
+        seq: r.try_get::<_, i64>("seq").map_err(corrupt)? as u64,
+        resolution,
+        resolved_at_ms: r.try_get("resolved_at_ms").map_err(corrupt)?,
+    })
+}
+
+/// The status of `epoch`, locked `FOR UPDATE` for the rest of the transaction.
+async fn lock_epoch(
+    tx: &deadpool_postgres::Transaction<'_>,
+    epoch: u64,
+) -> StoreResult<EpochRecord> {
+    let row = tx
+        .query_opt(
+            &format!("SELECT {EPOCH_COLUMNS} FROM epochs WHERE number = $1 FOR UPDATE"),
+            &[&(epoch as i64)],
+        )
+        .await
+        .map_err(pg_err)?
+        .ok_or_else(|| StoreError::Conflict(format!("epoch {epoch} does not exist")))?;
+    epoch_from_row(&row)
+}
+
+impl PgStore {
+    async fn query_epochs(
+        &self,
+        tail: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> StoreResult<Vec<EpochRecord>> {
+        timed("read epochs", async {
+            let client = self.client().await?;
+            let stmt = client
+                .prepare_cached(&format!("SELECT {EPOCH_COLUMNS} FROM epochs {tail}"))
+                .await
+                .map_err(pg_err)?;
+            let rows = client.query(&stmt, params).await.map_err(pg_err)?;
+            rows.iter().map(epoch_from_row).collect()
+        })
+        .await
+    }
+
+    async fn query_games(
+        &self,
+        tail: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> StoreResult<Vec<GameRecord>> {
+        timed("read games", async {
+            let client = self.client().await?;
+            let stmt = client
+                .prepare_cached(&format!("SELECT {GAME_COLUMNS} FROM games g {tail}"))
+                .await
+                .map_err(pg_err)?;
+            let rows = client.query(&stmt, params).await.map_err(pg_err)?;
+            rows.iter().map(game_from_row).collect()
+        })
+        .await
+    }
+
+    async fn leaves(&self, epoch: u64) -> StoreResult<Vec<Vec<u8>>> {
+        timed("read leaves", async {
+            let client = self.client().await?;
+            let stmt = client
+                .prepare_cached("SELECT leaf FROM games WHERE epoch = $1 ORDER BY id")
+                .await
+                .map_err(pg_err)?;
+            let rows = client
+                .query(&stmt, &[&(epoch as i64)])
+                .await
+                .map_err(pg_err)?;
+            rows.iter()
+                .map(|r| r.try_get::<_, Vec<u8>>(0).map_err(corrupt))
+                .collect()
+        })
+        .await
+    }
+}
+
+/// Leadership held through a session advisory lock on a dedicated connection: it lasts as
+/// long as that connection, and PostgreSQL releases it the moment the connection dies.
+#[derive(Debug)]
+struct PgLease {
+    client: tokio_postgres::Client,
+    connection: tokio::task::JoinHandle<()>,
+}
+
+#[async_trait]
+impl Lease for PgLease {
+    async fn lost(&mut self) {
+        loop {
+            tokio::select! {
+                _ = &mut self.connection => return,
+                _ = tokio::time::sleep(LEASE_CHECK) => {}
+            }
+            let alive = tokio::time::timeout(LEASE_CHECK * 4, self.client.simple_query("SELECT 1"))
+                .await
+                .is_ok_and(|r| r.is_ok());
+            if !alive {
+                return;
+            }
+        }
+    }
+}
+
+impl Drop for PgLease {
+    fn drop(&mut self) {
+        // Closing the connection releases the lock at once, even if the peer is unreachable.
+        self.connection.abort();
+    }
+}
+
+#[async_trait]
+impl Store for PgStore {
+    fn kind(&self) -> &'static str {
+        "postgres"
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        timed("ping", async {
+            let client = self.client().await?;
+            client.simple_query("SELECT 1").await.map_err(pg_err)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn bootstrap(&self, modulus: &str, now_ms: i64) -> StoreResult<()> {
+        timed("bootstrap", async {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(pg_err)?;
+            tx.execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
+                &[&MIGRATE_LOCK],
+            )
+            .await
+            .map_err(pg_err)?;
+            let stored: Option<String> = tx
+                .query_opt("SELECT value FROM meta WHERE key = 'modulus'", &[])
+                .await
+                .map_err(pg_err)?
+                .map(|r| r.get(0));
+            match stored {
+                Some(m) if m != modulus => {
+                    return Err(StoreError::Conflict(format!(
+                        "this database holds an epoch chain over modulus {m}; start with \
+                         --modulus {m} or use another database or schema"
+                    )))
+                }
+                Some(_) => {}
+                None => {
+                    tx.execute(
+                        "INSERT INTO meta (key, value) VALUES ('modulus', $1)",
+                        &[&modulus],
+                    )
+                    .await
+                    .map_err(pg_err)?;
+                }
+            }
+            let open: i64 = tx
+                .query_one("SELECT COUNT(*) FROM epochs WHERE status = 'open'", &[])
+                .await
+                .map_err(pg_err)?
+                .get(0);
+            if open == 0 {
+                tx.execute(
+                    "INSERT INTO epochs (number, status, modulus, opened_at_ms)
+                     SELECT COALESCE(MAX(number), 0) + 1, 'open', $1, $2 FROM epochs",
+                    &[&modulus, &now_ms],
+                )
+                .await
+                .map_err(pg_err)?;
+            }
+            tx.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn open_epoch(&self) -> StoreResult<EpochRecord> {
+        self.query_epochs("WHERE status = 'open'", &[])
+            .await?
+            .pop()
+            .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))
+    }
+
+    async fn insert_game(&self, game: NewGame) -> StoreResult<u64> {
+        let (reply, rx) = oneshot::channel();
+        self.inserts
+            .send(InsertReq { game, reply })
+            .await
+            .map_err(|_| StoreError::Unavailable("the group committers have stopped".into()))?;
+        rx.await
+            .map_err(|_| StoreError::Unavailable("the group committers have stopped".into()))?
+    }
+
+    async fn close_epoch(&self, epoch: u64, now_ms: i64) -> StoreResult<Vec<Vec<u8>>> {
+        timed("close epoch", async {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(pg_err)?;
+            // Waits for every insert holding the row FOR SHARE, so all of them are visible to
+            // the leaves read below.
+            let current = lock_epoch(&tx, epoch).await?;
+            match current.status {
+                EpochStatus::Open => {
+                    tx.execute(
+                        "UPDATE epochs SET status = 'closed', closed_at_ms = $2 WHERE number = $1",
+                        &[&(epoch as i64), &now_ms],
+                    )
+                    .await
+                    .map_err(pg_err)?;
+                    tx.execute(
+                        "INSERT INTO epochs (number, status, modulus, opened_at_ms)
+                         VALUES ($1, 'open', $2, $3)",
+                        &[&(epoch as i64 + 1), &current.modulus, &now_ms],
+                    )
+                    .await
+                    .map_err(pg_err)?;
+                }
+                EpochStatus::Closed => {}
+                EpochStatus::Resolved => {
+                    return Err(StoreError::Conflict(format!(
+                        "epoch {epoch} is already resolved"
+                    )))
+                }
+            }
+            tx.commit().await.map_err(pg_err)
+        })
+        .await?;
+        self.leaves(epoch).await
+    }
+
+    async fn set_epoch_input(&self, epoch: u64, input: &EpochInput) -> StoreResult<()> {
+        timed("store epoch input", async {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(pg_err)?;
+            let existing = lock_epoch(&tx, epoch).await?;
+            if existing.status != EpochStatus::Closed {
+                return Err(StoreError::Conflict(format!(
+                    "epoch {epoch} is {}, not closed",
+                    existing.status.as_str()
+                )));
+            }
+            match existing.input {
+                Some(prev) if prev == *input => return Ok(()),
+                Some(_) => {
+                    return Err(StoreError::Conflict(format!(
+                        "epoch {epoch} already has a different input"
+                    )))
+                }
+                None => {}
+            }
+            tx.execute(
+                "UPDATE epochs SET iterations = $2, prev_y = $3, bets_root = $4, bet_count = $5,
+                     x = $6
+                 WHERE number = $1",
+                &[
+                    &(epoch as i64),
+                    &(input.iterations as i64),
+                    &input.prev_y,
+                    &input.bets_root.as_slice(),
+                    &(input.bet_count as i64),
+                    &input.x,
+                ],
+            )
+            .await
+            .map_err(pg_err)?;
+            tx.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn resolve_epoch(
+        &self,
+        epoch: u64,
+        output: &EpochOutput,
+        games: &[GameResolution],
+    ) -> StoreResult<()> {
+        timed("resolve epoch", async {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(pg_err)?;
+            let current = lock_epoch(&tx, epoch).await?;
+            if current.status != EpochStatus::Closed {
+                return Err(StoreError::Conflict(format!(
+                    "epoch {epoch} is {}, not closed",
+                    current.status.as_str()
+                )));
+            }
+            let e = epoch as i64;
+            tx.execute(
+                "UPDATE epochs SET status = 'resolved', y = $2, pi = $3, l = $4, checkpoints = $5,
+                     computation_ms = $6, resolved_at_ms = $7
+                 WHERE number = $1",
+                &[
+                    &e,
+                    &output.y,
+                    &output.pi,
+                    &output.l,
+                    &encode_checkpoints(&output.checkpoints),
+                    &(output.computation_ms as i64),
+                    &output.resolved_at_ms,
+                ],
+            )
+            .await
+            .map_err(pg_err)?;
+            let ids: Vec<&str> = games.iter().map(|g| g.game_id.as_str()).collect();
+            let values: Vec<&str> = games.iter().map(|g| g.rng_value.as_str()).collect();
+            let dice: Vec<String> = games.iter().map(|g| join_digits(&g.dice)).collect();
+            let won: Vec<Option<bool>> = games.iter().map(|g| g.won).collect();
+            let payouts: Vec<Option<&str>> = games.iter().map(|g| g.payout.as_deref()).collect();
+            let updated = tx
+                .execute(
+                    "UPDATE games g SET rng_value = u.rng_value, dice = u.dice, won = u.won,
+                         payout = u.payout, resolved_at_ms = $2, seq = o.seq
+                     FROM UNNEST($3::text[], $4::text[], $5::text[], $6::bool[], $7::text[])
+                              AS u (game_id, rng_value, dice, won, payout)
+                     JOIN (SELECT game_id, row_number() OVER (ORDER BY id) - 1 AS seq
+                           FROM games WHERE epoch = $1) o USING (game_id)
+                     WHERE g.game_id = u.game_id AND g.epoch = $1 AND g.rng_value IS NULL",
+                    &[
+                        &e,
+                        &output.resolved_at_ms,
+                        &ids,
+                        &values,
+                        &dice,
+                        &won,
+                        &payouts,
+                    ],
+                )
+                .await
+                .map_err(pg_err)?;
+            if updated != games.len() as u64 {
+                return Err(StoreError::Conflict(format!(
+                    "{} of {} resolutions name no unresolved game of epoch {epoch}",
+                    games.len() as u64 - updated.min(games.len() as u64),
+                    games.len()
+                )));
+            }
+            let left: i64 = tx
+                .query_one(
+                    "SELECT COUNT(*) FROM games WHERE epoch = $1 AND rng_value IS NULL",
+                    &[&e],
+                )
+                .await
+                .map_err(pg_err)?
+                .get(0);
+            if left != 0 {
+                return Err(StoreError::Conflict(format!(
+                    "{left} games of epoch {epoch} were not resolved"
+                )));
+            }
+            tx.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn epoch(&self, epoch: u64) -> StoreResult<Option<EpochRecord>> {
+        Ok(self
+            .query_epochs("WHERE number = $1", &[&(epoch as i64)])
+            .await?
+            .pop())
+    }
+
+    async fn latest_resolved_epoch(&self) -> StoreResult<Option<EpochRecord>> {
+        Ok(self
+            .query_epochs(
+                "WHERE status = 'resolved' ORDER BY number DESC LIMIT 1",
+                &[],
+            )
+            .await?
+            .pop())
+    }
+
+    async fn unresolved_epochs(&self) -> StoreResult<Vec<EpochRecord>> {
+        self.query_epochs("WHERE status = 'closed' ORDER BY number", &[])
+            .await
+    }
+
+    async fn game(&self, game_id: &str) -> StoreResult<Option<GameRecord>> {
+        Ok(self
+            .query_games("WHERE g.game_id = $1", &[&game_id])
+            .await?
+            .pop())
+    }
+
+    async fn epoch_games(&self, epoch: u64) -> StoreResult<Vec<GameRecord>> {
+        let mut games = self
+            .query_games("WHERE g.epoch = $1 ORDER BY g.id", &[&(epoch as i64)])
+            .await?;
+        // The position is the index in `id` order, whatever the column holds yet.
+        for (i, g) in games.iter_mut().enumerate() {
+            g.seq = i as u64;
+        }
+        Ok(games)
+    }
+
+    async fn epoch_leaves(&self, epoch: u64) -> StoreResult<Vec<Vec<u8>>> {
+        self.leaves(epoch).await
+    }
+
+    async fn last_game_id(&self, epoch: u64) -> StoreResult<Option<String>> {
+        timed("read games", async {
+            let client = self.client().await?;
+            let row = client
+                .query_opt(
+                    "SELECT game_id FROM games WHERE epoch = $1 ORDER BY id DESC LIMIT 1",
+                    &[&(epoch as i64)],
+                )
+                .await
+                .map_err(pg_err)?;
+            Ok(row.map(|r| r.get(0)))
+        })
+        .await
+    }
+
+    async fn recent_games(&self, limit: u32) -> StoreResult<Vec<GameRecord>> {
+        self.query_games(
+            "ORDER BY g.created_at_ms DESC, g.id DESC LIMIT $1",
+            &[&i64::from(limit)],
+        )
+        .await
+    }
+
+    async fn game_counts(&self) -> StoreResult<GameCounts> {
+        timed("count games", async {
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    "SELECT game, COUNT(*), COUNT(rng_value) FROM games GROUP BY game",
+                    &[],
+                )
+                .await
+                .map_err(pg_err)?;
+            let mut counts = GameCounts::default();
+            for r in rows {
+                counts.add(r.get(0), r.get(1), r.get(2));
+            }
+            Ok(counts)
+        })
+        .await
+    }
+
+    async fn try_lead(&self) -> StoreResult<Option<Box<dyn Lease>>> {
+        timed("leader election", async {
+            let (client, connection) = self.config.connect(NoTls).await.map_err(pg_err)?;
+            let connection = tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            let won: bool = client
+                .query_one(
+                    "SELECT pg_try_advisory_lock($1, hashtext(current_schema()))",
+                    &[&LEADER_LOCK],
+                )
+                .await
+                .map_err(pg_err)?
+                .get(0);
+            if won {
+                Ok(Some(
+                    Box::new(PgLease { client, connection }) as Box<dyn Lease>
+                ))
+            } else {
+                connection.abort();
+                Ok(None)
+            }
+        })
+        .await
+    }
+}

@@ -1,0 +1,414 @@
+//! Nothing accepted is ever lost: bets under load while the server is killed (SIGKILL) at
+//! random moments, on both stores; three replicas on one PostgreSQL with the leader killed;
+//! and a database outage that answers 503 and heals by itself.
+//!
+//! After each run the test reads the store directly and re-derives the whole chain: every
+//! epoch from 1 on is resolved with an input recomputed from its stored leaves and the
+//! previous output, and its proof verifies; every bet that got a 202 is in it, resolved once.
+
+use crate::pg::{database_url, TestSchema};
+use crate::proxy::Proxy;
+use crate::server::{Server, FAST};
+use rand::Rng;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+use vrs::store::postgres::PgStore;
+use vrs::store::sqlite::SqliteStore;
+use vrs::store::{EpochStatus, Store};
+use vrs_engine::epoch::{epoch_input, genesis_output};
+use vrs_engine::group::Modulus;
+use vrs_engine::merkle;
+use vrs_engine::vdf::verify_encoded;
+
+const RESOLVE: Duration = Duration::from_secs(90);
+
+/// Bets posted back to back by a few threads to whichever servers are up.
+struct Load {
+    stop: Arc<AtomicBool>,
+    /// game_id → the server URL that answered 202.
+    accepted: Arc<Mutex<BTreeMap<String, String>>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Load {
+    /// `targets[i]` is the URL thread i posts to (swapped by the test on restarts); an empty
+    /// URL means that server is down.
+    fn start(targets: Arc<RwLock<Vec<String>>>, threads: usize) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let accepted: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
+        let threads = (0..threads)
+            .map(|i| {
+                let (stop, accepted, targets) = (
+                    Arc::clone(&stop),
+                    Arc::clone(&accepted),
+                    Arc::clone(&targets),
+                );
+                std::thread::spawn(move || {
+                    let agent = ureq::AgentBuilder::new()
+                        .timeout(Duration::from_secs(15))
+                        .build();
+                    let mut n = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let url = {
+                            let t = targets.read().unwrap();
+                            t[i % t.len()].clone()
+                        };
+                        if url.is_empty() {
+                            std::thread::sleep(Duration::from_millis(10));
+                            continue;
+                        }
+                        n += 1;
+                        let body = json!({
+                            "bet_type": if n.is_multiple_of(2) { "odd" } else { "over7" },
+                            "amount": 1.25,
+                            "player_seed": format!("load-{i}-{n}"),
+                        });
+                        match agent
+                            .post(&format!("{url}/api/v1/games/dice/bet"))
+                            .send_json(&body)
+                        {
+                            Ok(r) if r.status() == 202 => {
+                                let v: Value = r.into_json().unwrap();
+                                let id = v["game_id"].as_str().unwrap().to_owned();
+                                accepted.lock().unwrap().insert(id, url);
+                            }
+                            Ok(r) => panic!("bet answered {}", r.status()),
+                            // Down, killed mid-request or 503: no promise was made.
+                            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                        }
+                    }
+                })
+            })
+            .collect();
+        Load {
+            stop,
+            accepted,
+            threads,
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.accepted.lock().unwrap().len()
+    }
+
+    fn finish(self) -> BTreeMap<String, String> {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads {
+            t.join().expect("a load thread panicked");
+        }
+        Arc::try_unwrap(self.accepted)
+            .unwrap()
+            .into_inner()
+            .unwrap()
+    }
+}
+
+fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}: not within {timeout:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The rng values of resolved games, as seen now through `server`.
+fn resolved_values(server: &Server, ids: &[String]) -> BTreeMap<String, String> {
+    ids.iter()
+        .filter_map(|id| {
+            let (status, g) = server.get(&format!("/api/v1/games/{id}"));
+            (status == 200).then(|| (id.clone(), g["result"]["rngValue"].to_string()))
+        })
+        .collect()
+}
+
+fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// Re-derives the chain from what `store` holds and checks every accepted bet against it.
+/// Returns the number of resolved epochs.
+async fn check_chain(store: &dyn Store, accepted: &BTreeMap<String, String>) -> u64 {
+    let m = Modulus::by_name("test512").unwrap();
+    let last = store
+        .latest_resolved_epoch()
+        .await
+        .unwrap()
+        .expect("some epoch resolved")
+        .number;
+    let mut prev_y = m.encode(&genesis_output(&m));
+    let mut games_in_chain = 0;
+    for e in 1..=last {
+        let rec = store
+            .epoch(e)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("epoch {e} was skipped"));
+        assert_eq!(rec.status, EpochStatus::Resolved, "epoch {e}");
+        let input = rec.input.unwrap();
+        let output = rec.output.unwrap();
+        let leaves = store.epoch_leaves(e).await.unwrap();
+        let hashes: Vec<merkle::Hash> = leaves.iter().map(|l| merkle::leaf_hash(l)).collect();
+        let root = merkle::root(&hashes);
+        assert_eq!(
+            input.prev_y,
+            prev_y,
+            "epoch {e} does not chain to {}",
+            e - 1
+        );
+        assert_eq!(input.bets_root, root, "epoch {e}: bets root");
+        assert_eq!(input.bet_count, leaves.len() as u64);
+        let prev = m.decode("prev", &prev_y).unwrap();
+        let x = epoch_input(&m, e, &prev, &root, input.iterations);
+        assert_eq!(input.x, m.encode(&x), "epoch {e} ran on another input");
+        verify_encoded(
+            &m,
+            &input.x,
+            &output.y,
+            input.iterations,
+            &output.l,
+            &output.pi,
+        )
+        .unwrap_or_else(|err| panic!("epoch {e}: proof does not verify: {err}"));
+        for (seq, g) in store.epoch_games(e).await.unwrap().iter().enumerate() {
+            assert_eq!(g.seq, seq as u64);
+            assert!(
+                g.resolution.is_some(),
+                "game {} of epoch {e}",
+                g.new.game_id
+            );
+        }
+        games_in_chain += leaves.len();
+        prev_y = output.y;
+    }
+    for id in accepted.keys() {
+        let g = store
+            .game(id)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("accepted bet {id} is lost"));
+        assert!(
+            g.epoch <= last,
+            "bet {id} in epoch {} not resolved",
+            g.epoch
+        );
+    }
+    assert!(games_in_chain >= accepted.len());
+    eprintln!(
+        "chain checked: {last} epochs, {games_in_chain} games, {} bets with a 202",
+        accepted.len()
+    );
+    last
+}
+
+/// Kills the server at random moments under load and restarts it, on one store.
+fn kill_restart_under_load(start: &dyn Fn() -> Server) -> (BTreeMap<String, String>, Vec<Server>) {
+    let mut rng = rand::thread_rng();
+    let mut server = start();
+    let targets = Arc::new(RwLock::new(vec![server.url.clone()]));
+    let load = Load::start(Arc::clone(&targets), 4);
+    let mut seen_resolved = BTreeMap::new();
+    for round in 0..4 {
+        std::thread::sleep(Duration::from_millis(rng.gen_range(150..1200)));
+        // Results seen before a crash must never change afterwards.
+        let ids: Vec<String> = load
+            .accepted
+            .lock()
+            .unwrap()
+            .keys()
+            .take(40)
+            .cloned()
+            .collect();
+        seen_resolved.extend(resolved_values(&server, &ids));
+        targets.write().unwrap()[0] = String::new();
+        server.crash();
+        server = start();
+        targets.write().unwrap()[0] = server.url.clone();
+        assert!(load.count() > 0, "round {round}: no bet accepted yet");
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let accepted = load.finish();
+    assert!(
+        accepted.len() >= 20,
+        "only {} bets accepted",
+        accepted.len()
+    );
+    wait_for("every accepted bet resolves", RESOLVE, || {
+        let (_, stats) = server.get("/api/v1/stats");
+        stats["pending_games"] == 0
+    });
+    let ids: Vec<String> = seen_resolved.keys().cloned().collect();
+    assert_eq!(
+        resolved_values(&server, &ids),
+        seen_resolved,
+        "a result changed"
+    );
+    (accepted, vec![server])
+}
+
+#[test]
+fn sqlite_kill_9_under_load_loses_no_accepted_bet() {
+    let dir = tempfile::tempdir().unwrap();
+    let (accepted, servers) = kill_restart_under_load(&|| Server::start(dir.path(), FAST));
+    for s in servers {
+        assert!(s.stop());
+    }
+    let store = SqliteStore::open(dir.path()).unwrap();
+    block_on(check_chain(&store, &accepted));
+}
+
+#[test]
+fn postgres_kill_9_under_load_loses_no_accepted_bet() {
+    let schema = TestSchema::create("crash");
+    let url = schema.url();
+    let (accepted, servers) = kill_restart_under_load(&|| Server::start_pg(&url, FAST));
+    drop(servers);
+    block_on(async {
+        let store = PgStore::connect(&url).await.unwrap();
+        check_chain(&store, &accepted).await
+    });
+}
+
+fn role(server: &Server) -> String {
+    let (_, h) = server.get("/health");
+    h["role"].as_str().unwrap_or("").to_owned()
+}
+
+/// The indices of the running servers that say they lead.
+fn leaders(servers: &[Option<Server>]) -> Vec<usize> {
+    (0..servers.len())
+        .filter(|&i| servers[i].as_ref().is_some_and(|s| role(s) == "leader"))
+        .collect()
+}
+
+#[test]
+fn three_replicas_survive_the_leader_being_killed() {
+    let schema = TestSchema::create("replicas");
+    let url = schema.url();
+    let mut servers: Vec<Option<Server>> =
+        (0..3).map(|_| Some(Server::start_pg(&url, FAST))).collect();
+    wait_for("one leader", Duration::from_secs(20), || {
+        leaders(&servers).len() == 1
+    });
+    let leader = leaders(&servers)[0];
+    let targets = Arc::new(RwLock::new(
+        servers
+            .iter()
+            .map(|s| s.as_ref().unwrap().url.clone())
+            .collect::<Vec<_>>(),
+    ));
+    let load = Load::start(Arc::clone(&targets), 6);
+    wait_for("bets on every replica", Duration::from_secs(20), || {
+        let accepted = load.accepted.lock().unwrap();
+        let urls: std::collections::BTreeSet<&String> = accepted.values().collect();
+        urls.len() == 3 && accepted.len() > 50
+    });
+
+    let last_resolved = |s: &Server| s.get("/api/v1/stats").1["epoch"]["last_resolved"].as_u64();
+    wait_for("the leader resolves epochs", RESOLVE, || {
+        last_resolved(servers[leader].as_ref().unwrap()) >= Some(2)
+    });
+
+    targets.write().unwrap()[leader] = String::new();
+    servers[leader].take().unwrap().crash();
+    let before = load.count();
+    let survivor = servers.iter().flatten().next().unwrap();
+    let resolved_at_kill = last_resolved(survivor).unwrap();
+    wait_for("a new leader", Duration::from_secs(30), || {
+        leaders(&servers).len() == 1
+    });
+    wait_for("the chain goes on after the takeover", RESOLVE, || {
+        load.count() > before + 50 && last_resolved(survivor) >= Some(resolved_at_kill + 3)
+    });
+    let accepted = load.finish();
+
+    let survivor = servers.iter().flatten().next().unwrap();
+    wait_for("every accepted bet resolves", RESOLVE, || {
+        let (_, stats) = survivor.get("/api/v1/stats");
+        stats["pending_games"] == 0
+    });
+    // Every game verifies, through either survivor.
+    let survivors: Vec<&Server> = servers.iter().flatten().collect();
+    for (i, id) in accepted.keys().enumerate() {
+        let (status, v) = survivors[i % 2].get(&format!("/api/v1/verify/{id}"));
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["verified"], true, "{v}");
+    }
+    block_on(async {
+        let store = PgStore::connect(&url).await.unwrap();
+        check_chain(&store, &accepted).await
+    });
+}
+
+#[test]
+fn a_database_outage_answers_503_and_heals_by_itself() {
+    let schema = TestSchema::create("outage");
+    let config: tokio_postgres::Config = database_url().parse().unwrap();
+    let host = match &config.get_hosts()[0] {
+        tokio_postgres::config::Host::Tcp(h) => h.clone(),
+        #[allow(unreachable_patterns)]
+        other => panic!("TEST_DATABASE_URL must use TCP for this test, not {other:?}"),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let target = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
+        .unwrap()
+        .next()
+        .unwrap();
+    let proxy = Proxy::start(target);
+    let user = config.get_user().unwrap_or("postgres");
+    let password = config
+        .get_password()
+        .map(|p| format!(":{}", String::from_utf8_lossy(p)))
+        .unwrap_or_default();
+    let db = config.get_dbname().unwrap_or(user);
+    let url = format!(
+        "postgres://{user}{password}@{}/{db}?options=-csearch_path%3D{}",
+        proxy.addr, schema.name
+    );
+    let server = Server::start_pg(&url, FAST);
+    let bet = json!({"bet_type": "even", "player_seed": "outage"});
+    let (_, h) = server.get("/health");
+    assert_eq!(h["database"], "connected", "{h}");
+    let (status, before) = server.post("/api/v1/games/dice/bet", &bet);
+    assert_eq!(status, 202, "{before}");
+
+    proxy.cut();
+    wait_for("health reports the outage", Duration::from_secs(20), || {
+        let (status, h) = server.get("/health");
+        assert_eq!(status, 200);
+        h["database"] == "disconnected"
+    });
+    let (_, info) = server.get("/");
+    assert_eq!(info["database"], "disconnected");
+    assert_eq!(info["status"], "degraded");
+    for (path, body) in [
+        ("/api/v1/games/dice/bet", bet.clone()),
+        ("/api/v1/games/sicbo/bet", json!({"bet_type": "big"})),
+        ("/api/v1/rng/generate", json!({"client_seed": "x"})),
+    ] {
+        let (status, r) = server.post(path, &body);
+        assert_eq!(status, 503, "{path}: {r}");
+        assert!(r["error"].as_str().unwrap().contains("unavailable"), "{r}");
+    }
+
+    proxy.restore();
+    let mut after = Value::Null;
+    wait_for("bets are accepted again", Duration::from_secs(30), || {
+        let (status, r) = server.post("/api/v1/games/dice/bet", &bet);
+        after = r;
+        status == 202
+    });
+    let (_, h) = server.get("/health");
+    assert_eq!(h["database"], "connected", "{h}");
+    for r in [&before, &after] {
+        let id = r["game_id"].as_str().unwrap();
+        let v = server.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE);
+        assert_eq!(v["verified"], true, "{v}");
+    }
+}
