@@ -397,12 +397,17 @@ fn epoch_from_row(r: &Row) -> StoreResult<EpochRecord> {
     })
 }
 
-/// Game columns; `seq` is the stored position, or the position by `id` while unresolved.
+/// Game columns, followed by a `seq` expression.
 const GAME_COLUMNS: &str = "g.game_id, g.request_id, g.game, g.bet_type, g.target, g.combo, \
      g.amount, g.player_id, g.player_seed, g.operator_key, g.created_at_ms, g.epoch, g.leaf, \
-     g.rng_value, g.dice, g.won, g.payout, g.resolved_at_ms, \
-     COALESCE(g.seq, (SELECT COUNT(*) FROM games o WHERE o.epoch = g.epoch AND o.id < g.id)) \
-     AS seq";
+     g.rng_value, g.dice, g.won, g.payout, g.resolved_at_ms";
+
+/// A game's position: stored once its epoch resolved, counted by `id` before that.
+const SEQ_OF_ONE: &str =
+    "COALESCE(g.seq, (SELECT COUNT(*) FROM games o WHERE o.epoch = g.epoch AND o.id < g.id))";
+
+/// Positions of a whole epoch's games in one pass (the per-row count would be quadratic).
+const SEQ_IN_EPOCH: &str = "row_number() OVER (ORDER BY g.id) - 1";
 
 fn game_from_row(r: &Row) -> StoreResult<GameRecord> {
     let text = |name: &str| r.try_get::<_, Option<String>>(name).map_err(corrupt);
@@ -479,13 +484,16 @@ impl PgStore {
 
     async fn query_games(
         &self,
+        seq: &str,
         tail: &str,
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     ) -> StoreResult<Vec<GameRecord>> {
         timed("read games", async {
             let client = self.client().await?;
             let stmt = client
-                .prepare_cached(&format!("SELECT {GAME_COLUMNS} FROM games g {tail}"))
+                .prepare_cached(&format!(
+                    "SELECT {GAME_COLUMNS}, {seq} AS seq FROM games g {tail}"
+                ))
                 .await
                 .map_err(pg_err)?;
             let rows = client.query(&stmt, params).await.map_err(pg_err)?;
@@ -813,20 +821,18 @@ impl Store for PgStore {
 
     async fn game(&self, game_id: &str) -> StoreResult<Option<GameRecord>> {
         Ok(self
-            .query_games("WHERE g.game_id = $1", &[&game_id])
+            .query_games(SEQ_OF_ONE, "WHERE g.game_id = $1", &[&game_id])
             .await?
             .pop())
     }
 
     async fn epoch_games(&self, epoch: u64) -> StoreResult<Vec<GameRecord>> {
-        let mut games = self
-            .query_games("WHERE g.epoch = $1 ORDER BY g.id", &[&(epoch as i64)])
-            .await?;
-        // The position is the index in `id` order, whatever the column holds yet.
-        for (i, g) in games.iter_mut().enumerate() {
-            g.seq = i as u64;
-        }
-        Ok(games)
+        self.query_games(
+            SEQ_IN_EPOCH,
+            "WHERE g.epoch = $1 ORDER BY g.id",
+            &[&(epoch as i64)],
+        )
+        .await
     }
 
     async fn epoch_leaves(&self, epoch: u64) -> StoreResult<Vec<Vec<u8>>> {
@@ -850,6 +856,7 @@ impl Store for PgStore {
 
     async fn recent_games(&self, limit: u32) -> StoreResult<Vec<GameRecord>> {
         self.query_games(
+            SEQ_OF_ONE,
             "ORDER BY g.created_at_ms DESC, g.id DESC LIMIT $1",
             &[&i64::from(limit)],
         )
