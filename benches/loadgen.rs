@@ -1,0 +1,653 @@
+//! `vrs-loadgen`: a closed-loop HTTP/1.1 load generator for durable bets.
+//!
+//! Every connection sends one request, reads the whole response, and sends the next one at
+//! once (closed loop). Only status 202 counts as an accepted bet: the service answers 202 once
+//! the bet is stored. A minimal keep-alive client over `tokio::net::TcpStream` keeps the tool
+//! free of an HTTP client crate and its overhead.
+
+use anyhow::{bail, Context};
+use clap::Parser;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+/// Pause after a failed connection or request, so that a dead server is not hammered.
+const ERROR_BACKOFF: Duration = Duration::from_millis(20);
+/// Largest status line plus headers accepted from the server.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// Closed-loop HTTP/1.1 load generator for vrs durable bets.
+///
+/// Opens --connections keep-alive connections, spread round-robin over the --url values, and
+/// on each one sends POST --path with --body back to back: the next request leaves as soon as
+/// the previous response has been read in full. Results of the first --warmup seconds are
+/// discarded; the next --duration seconds are measured, and requests still in flight at the
+/// end are abandoned. Only status 202 (the bet is stored) counts as accepted; other statuses
+/// and I/O errors are counted apart. Latency is measured per accepted request, from writing
+/// the request to reading the last byte of the response. Exits with status 1 if no request
+/// was accepted during the measured window.
+#[derive(Debug, Parser)]
+#[command(name = "vrs-loadgen", version)]
+struct Args {
+    /// Base URL of a vrs server, http:// only (repeatable: connections are spread
+    /// round-robin over the URLs, e.g. one per replica). A path in the URL is prepended to
+    /// --path.
+    #[arg(
+        long = "url",
+        value_name = "URL",
+        default_value = "http://127.0.0.1:8080"
+    )]
+    urls: Vec<String>,
+    /// Number of concurrent keep-alive connections, each with one request in flight.
+    #[arg(long, short = 'c', value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    connections: u32,
+    /// Seconds measured after the warm-up (fractions allowed).
+    #[arg(long, short = 'd', value_name = "SECS", default_value_t = 10.0,
+          value_parser = positive_secs)]
+    duration: f64,
+    /// Seconds of load before measuring; responses and errors during the warm-up are
+    /// discarded (fractions allowed, 0 for none).
+    #[arg(long, value_name = "SECS", default_value_t = 2.0, value_parser = non_negative_secs)]
+    warmup: f64,
+    /// Request path, appended to each URL.
+    #[arg(long, value_name = "PATH", default_value = "/api/v1/games/dice/bet")]
+    path: String,
+    /// Request body, sent as application/json with every request.
+    #[arg(
+        long,
+        value_name = "JSON",
+        default_value = r#"{"bet_type":"over7","amount":1.5,"player_seed":"load"}"#
+    )]
+    body: String,
+    /// Print one JSON object on stdout instead of the human-readable table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn positive_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 1e7 => Ok(v),
+        _ => Err(format!("expected a positive number of seconds, got {s:?}")),
+    }
+}
+
+fn non_negative_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..1e7).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "expected a number of seconds (0 or more), got {s:?}"
+        )),
+    }
+}
+
+/// One server to load: where to connect and the request to send, serialised once.
+#[derive(Debug)]
+struct Target {
+    url: String,
+    /// `host:port` given to `TcpStream::connect`.
+    connect_to: String,
+    request: Vec<u8>,
+}
+
+impl Target {
+    fn new(url: &str, path: &str, body: &str) -> anyhow::Result<Self> {
+        let rest = match url.get(..7) {
+            Some(scheme) if scheme.eq_ignore_ascii_case("http://") => &url[7..],
+            _ => bail!("only http:// URLs are supported"),
+        };
+        let (authority, base) = match rest.find(['/', '?', '#']) {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, ""),
+        };
+        if authority.is_empty() || authority.contains('@') {
+            bail!("expected http://HOST[:PORT][/PATH]");
+        }
+        if base.contains(['?', '#']) {
+            bail!("a query or fragment in the base URL is not supported");
+        }
+        // A port is present if the authority ends with `:digits`, after any IPv6 literal.
+        let host_end = authority.rfind(']').map_or(0, |i| i + 1);
+        let has_port = authority[host_end..]
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        let connect_to = if has_port {
+            authority.to_owned()
+        } else {
+            format!("{authority}:80")
+        };
+        let path = if path.starts_with('/') {
+            format!("{}{path}", base.trim_end_matches('/'))
+        } else {
+            format!("{}/{path}", base.trim_end_matches('/'))
+        };
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: vrs-loadgen\r\n\
+             Accept: application/json\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes();
+        Ok(Self {
+            url: format!("http://{authority}{path}"),
+            connect_to,
+            request,
+        })
+    }
+}
+
+/// What one connection saw during the measured window.
+#[derive(Debug, Default)]
+struct ConnStats {
+    /// Latency of every 202 response, in nanoseconds.
+    latencies_ns: Vec<u64>,
+    non_202: BTreeMap<u16, u64>,
+    errors: BTreeMap<String, u64>,
+    connects: u64,
+}
+
+#[derive(Debug)]
+struct Response {
+    status: u16,
+    /// The server will close the connection after this response.
+    close: bool,
+}
+
+type Conn = BufReader<TcpStream>;
+
+async fn connect(target: &Target) -> anyhow::Result<Conn> {
+    let stream = TcpStream::connect(&target.connect_to)
+        .await
+        .with_context(|| format!("connecting to {}", target.connect_to))?;
+    stream.set_nodelay(true).context("setting TCP_NODELAY")?;
+    Ok(BufReader::with_capacity(16 * 1024, stream))
+}
+
+fn is_stale_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(
+        e.kind(),
+        BrokenPipe | ConnectionReset | ConnectionAborted | UnexpectedEof
+    )
+}
+
+/// Sends the request and reads the whole response. `Ok(None)`: the connection was closed
+/// before any byte of a response arrived (a keep-alive connection the server had dropped).
+async fn exchange(conn: &mut Conn, request: &[u8]) -> anyhow::Result<Option<Response>> {
+    match conn.get_mut().write_all(request).await {
+        Ok(()) => {}
+        Err(e) if is_stale_error(&e) => return Ok(None),
+        Err(e) => return Err(e).context("sending the request"),
+    }
+    let mut line = Vec::with_capacity(256);
+    // Skip interim 1xx responses (none are expected: the request carries no Expect header).
+    loop {
+        line.clear();
+        match conn.read_until(b'\n', &mut line).await {
+            Ok(0) => return Ok(None),
+            Ok(_) => {}
+            Err(e) if is_stale_error(&e) => return Ok(None),
+            Err(e) => return Err(e).context("reading the status line"),
+        }
+        let (version, status) = parse_status_line(&line)?;
+        let head = read_headers(conn).await?;
+        if (100..200).contains(&status) {
+            continue;
+        }
+        let mut close = head.close || (version == "HTTP/1.0" && !head.keep_alive);
+        let no_body = status == 204 || status == 304;
+        if no_body {
+        } else if head.chunked {
+            read_chunked(conn).await?;
+        } else if let Some(n) = head.content_length {
+            discard(conn, n).await?;
+        } else {
+            // Delimited by the end of the connection.
+            tokio::io::copy(conn, &mut tokio::io::sink())
+                .await
+                .context("reading a body delimited by connection close")?;
+            close = true;
+        }
+        return Ok(Some(Response { status, close }));
+    }
+}
+
+fn parse_status_line(line: &[u8]) -> anyhow::Result<(String, u16)> {
+    let text = std::str::from_utf8(line).context("status line is not UTF-8")?;
+    let mut parts = text.trim_end().splitn(3, ' ');
+    let version = parts.next().unwrap_or_default();
+    let code = parts.next().unwrap_or_default();
+    if !version.starts_with("HTTP/1.") {
+        bail!("malformed status line {:?}", text.trim_end());
+    }
+    let status = code
+        .parse::<u16>()
+        .with_context(|| format!("malformed status line {:?}", text.trim_end()))?;
+    Ok((version.to_owned(), status))
+}
+
+#[derive(Debug, Default)]
+struct Head {
+    content_length: Option<u64>,
+    chunked: bool,
+    close: bool,
+    keep_alive: bool,
+}
+
+async fn read_headers(conn: &mut Conn) -> anyhow::Result<Head> {
+    let mut head = Head::default();
+    let mut line = Vec::with_capacity(128);
+    let mut total = 0usize;
+    loop {
+        line.clear();
+        let n = conn
+            .read_until(b'\n', &mut line)
+            .await
+            .context("reading the response headers")?;
+        if n == 0 {
+            bail!("connection closed in the response headers");
+        }
+        total += n;
+        if total > MAX_HEAD_BYTES {
+            bail!("response headers longer than {MAX_HEAD_BYTES} bytes");
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\r', '\n']);
+        if text.is_empty() {
+            return Ok(head);
+        }
+        let Some((name, value)) = text.split_once(':') else {
+            bail!("malformed header line {text:?}");
+        };
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("content-length") {
+            head.content_length = Some(
+                value
+                    .parse()
+                    .with_context(|| format!("bad Content-Length {value:?}"))?,
+            );
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            head.chunked = value.to_ascii_lowercase().contains("chunked");
+        } else if name.eq_ignore_ascii_case("connection") {
+            let v = value.to_ascii_lowercase();
+            head.close |= v.contains("close");
+            head.keep_alive |= v.contains("keep-alive");
+        }
+    }
+}
+
+async fn discard(conn: &mut Conn, n: u64) -> anyhow::Result<()> {
+    let got = tokio::io::copy(&mut (&mut *conn).take(n), &mut tokio::io::sink())
+        .await
+        .context("reading the response body")?;
+    if got != n {
+        bail!("connection closed after {got} of {n} body bytes");
+    }
+    Ok(())
+}
+
+async fn read_chunked(conn: &mut Conn) -> anyhow::Result<()> {
+    let mut line = Vec::with_capacity(32);
+    loop {
+        line.clear();
+        if conn
+            .read_until(b'\n', &mut line)
+            .await
+            .context("reading a chunk size")?
+            == 0
+        {
+            bail!("connection closed in a chunked body");
+        }
+        let text = String::from_utf8_lossy(&line);
+        let size_text = text.split(';').next().unwrap_or_default().trim();
+        let size = u64::from_str_radix(size_text, 16)
+            .with_context(|| format!("bad chunk size {size_text:?}"))?;
+        if size == 0 {
+            // Trailers, up to an empty line.
+            read_headers(conn).await?;
+            return Ok(());
+        }
+        discard(conn, size + 2).await?;
+    }
+}
+
+/// One request on the connection, opening (or reopening) it as needed. Returns the status
+/// and the latency from writing the request to reading the end of the response.
+async fn one_request(
+    target: &Target,
+    slot: &mut Option<Conn>,
+    stats: &mut ConnStats,
+) -> anyhow::Result<(u16, Duration)> {
+    // A second attempt only when a reused keep-alive connection turned out to be closed.
+    for _ in 0..2 {
+        let reused = slot.is_some();
+        let conn = match slot {
+            Some(c) => c,
+            None => {
+                let c = connect(target).await?;
+                stats.connects += 1;
+                slot.insert(c)
+            }
+        };
+        let start = Instant::now();
+        match exchange(conn, &target.request).await {
+            Ok(Some(resp)) => {
+                let latency = start.elapsed();
+                if resp.close {
+                    *slot = None;
+                }
+                return Ok((resp.status, latency));
+            }
+            Ok(None) if reused => *slot = None,
+            Ok(None) => {
+                *slot = None;
+                bail!("connection closed by the server before a response");
+            }
+            Err(e) => {
+                *slot = None;
+                return Err(e);
+            }
+        }
+    }
+    bail!("connection closed by the server before a response, twice")
+}
+
+async fn run_connection(target: Arc<Target>, measure_from: Instant, end: Instant) -> ConnStats {
+    let mut stats = ConnStats::default();
+    let mut slot: Option<Conn> = None;
+    while Instant::now() < end {
+        let Ok(result) =
+            tokio::time::timeout_at(end, one_request(&target, &mut slot, &mut stats)).await
+        else {
+            break; // in flight at the end: abandoned
+        };
+        let measured = Instant::now() >= measure_from;
+        match result {
+            Ok((202, latency)) => {
+                if measured {
+                    let ns = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
+                    stats.latencies_ns.push(ns);
+                }
+            }
+            Ok((status, _)) => {
+                if measured {
+                    *stats.non_202.entry(status).or_default() += 1;
+                }
+            }
+            Err(e) => {
+                if measured {
+                    *stats.errors.entry(format!("{e:#}")).or_default() += 1;
+                }
+                tokio::time::sleep_until(end.min(Instant::now() + ERROR_BACKOFF)).await;
+            }
+        }
+    }
+    stats
+}
+
+/// Exact nearest-rank percentile of sorted values.
+fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
+    sorted.get(rank.clamp(1, sorted.len()) - 1).copied()
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+#[derive(Debug)]
+struct Report {
+    urls: Vec<String>,
+    connections: u32,
+    duration: f64,
+    warmup: f64,
+    accepted: u64,
+    latencies_ns: Vec<u64>,
+    non_202: BTreeMap<u16, u64>,
+    errors: BTreeMap<String, u64>,
+    connects: u64,
+}
+
+impl Report {
+    fn accepted_per_s(&self) -> f64 {
+        self.accepted as f64 / self.duration
+    }
+
+    fn latency(&self) -> Option<[(&'static str, f64); 4]> {
+        let l = &self.latencies_ns;
+        Some([
+            ("p50", ms(percentile(l, 50.0)?)),
+            ("p90", ms(percentile(l, 90.0)?)),
+            ("p99", ms(percentile(l, 99.0)?)),
+            ("max", ms(*l.last()?)),
+        ])
+    }
+
+    fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        let latency = self.latency().map(|l| {
+            l.iter()
+                .map(|(k, v)| ((*k).to_owned(), json!(round3(*v))))
+                .collect::<serde_json::Map<_, _>>()
+        });
+        json!({
+            "urls": self.urls,
+            "connections": self.connections,
+            "duration_s": self.duration,
+            "warmup_s": self.warmup,
+            "accepted": self.accepted,
+            "accepted_per_s": round3(self.accepted_per_s()),
+            "latency_ms": latency,
+            "non_202_total": self.non_202.values().sum::<u64>(),
+            "non_202": self.non_202.iter()
+                .map(|(k, v)| (k.to_string(), json!(v)))
+                .collect::<serde_json::Map<_, _>>(),
+            "errors": self.error_count(),
+            "error_kinds": self.errors,
+            "connects": self.connects,
+        })
+    }
+
+    fn print_table(&self) {
+        println!(
+            "vrs-loadgen: {} connections over {} URL(s), {} s measured after {} s warm-up",
+            self.connections,
+            self.urls.len(),
+            self.duration,
+            self.warmup
+        );
+        for u in &self.urls {
+            println!("  POST {u}");
+        }
+        println!();
+        println!(
+            "  {:<22}{:>12}   {:.1}/s",
+            "accepted (202)",
+            self.accepted,
+            self.accepted_per_s()
+        );
+        match self.latency() {
+            Some(l) => {
+                let cols: Vec<String> = l.iter().map(|(k, v)| format!("{k} {v:.3}")).collect();
+                println!("  {:<22}{}", "latency of 202 (ms)", cols.join("   "));
+            }
+            None => println!("  {:<22}{:>12}", "latency of 202 (ms)", "-"),
+        }
+        let other: u64 = self.non_202.values().sum();
+        println!("  {:<22}{:>12}", "other statuses", other);
+        for (status, n) in &self.non_202 {
+            println!("    {status:<20}{n:>12}");
+        }
+        println!("  {:<22}{:>12}", "I/O errors", self.error_count());
+        for (msg, n) in &self.errors {
+            println!("    {n:>8}  {msg}");
+        }
+        println!("  {:<22}{:>12}", "TCP connects", self.connects);
+    }
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let targets = args
+        .urls
+        .iter()
+        .map(|u| {
+            Target::new(u, &args.path, &args.body)
+                .map(Arc::new)
+                .with_context(|| format!("--url {u}"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if targets.is_empty() {
+        bail!("give at least one --url");
+    }
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs_f64(args.warmup);
+    let end = measure_from + Duration::from_secs_f64(args.duration);
+    let tasks: Vec<_> = (0..args.connections as usize)
+        .map(|i| {
+            let target = Arc::clone(&targets[i % targets.len()]);
+            tokio::spawn(run_connection(target, measure_from, end))
+        })
+        .collect();
+
+    let mut report = Report {
+        urls: targets.iter().map(|t| t.url.clone()).collect(),
+        connections: args.connections,
+        duration: args.duration,
+        warmup: args.warmup,
+        accepted: 0,
+        latencies_ns: Vec::new(),
+        non_202: BTreeMap::new(),
+        errors: BTreeMap::new(),
+        connects: 0,
+    };
+    for task in tasks {
+        let stats = task.await.context("a connection task failed")?;
+        report.latencies_ns.extend_from_slice(&stats.latencies_ns);
+        for (k, v) in stats.non_202 {
+            *report.non_202.entry(k).or_default() += v;
+        }
+        for (k, v) in stats.errors {
+            *report.errors.entry(k).or_default() += v;
+        }
+        report.connects += stats.connects;
+    }
+    report.latencies_ns.sort_unstable();
+    report.accepted = report.latencies_ns.len() as u64;
+
+    if args.json {
+        println!("{}", report.to_json());
+    } else {
+        report.print_table();
+    }
+    if report.accepted == 0 {
+        eprintln!("vrs-loadgen: no request was accepted (status 202) in the measured window");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(args).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("vrs-loadgen: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 50.0), Some(50));
+        assert_eq!(percentile(&v, 90.0), Some(90));
+        assert_eq!(percentile(&v, 99.0), Some(99));
+        assert_eq!(percentile(&v, 100.0), Some(100));
+        assert_eq!(percentile(&[7], 50.0), Some(7));
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+
+    #[test]
+    fn urls_parse() {
+        let t = Target::new("http://127.0.0.1:8080", "/a", "{}").unwrap();
+        assert_eq!(t.connect_to, "127.0.0.1:8080");
+        assert_eq!(t.url, "http://127.0.0.1:8080/a");
+        let t = Target::new("http://localhost/base/", "/a", "{}").unwrap();
+        assert_eq!(t.connect_to, "localhost:80");
+        assert_eq!(t.url, "http://localhost/base/a");
+        let t = Target::new("http://[::1]:9000/", "/a", "xy").unwrap();
+        assert_eq!(t.connect_to, "[::1]:9000");
+        let req = String::from_utf8(t.request).unwrap();
+        assert!(req.starts_with("POST /a HTTP/1.1\r\nHost: [::1]:9000\r\n"));
+        assert!(req.ends_with("Content-Length: 2\r\n\r\nxy"));
+        assert!(Target::new("https://x", "/a", "").is_err());
+        assert!(Target::new("http://", "/a", "").is_err());
+    }
+
+    #[test]
+    fn status_lines_parse() {
+        assert_eq!(
+            parse_status_line(b"HTTP/1.1 202 Accepted\r\n").unwrap(),
+            ("HTTP/1.1".to_owned(), 202)
+        );
+        assert!(parse_status_line(b"garbage\r\n").is_err());
+    }
+
+    /// A tiny server: two responses on one keep-alive connection (one chunked), then close;
+    /// the client must reconnect for the third request.
+    #[tokio::test]
+    async fn keep_alive_chunked_and_reconnect() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            for _ in 0..2 {
+                let (s, _) = listener.accept().await.unwrap();
+                let mut s = BufReader::new(s);
+                let responses: &[&[u8]] = &[
+                    b"HTTP/1.1 202 Accepted\r\ncontent-length: 5\r\n\r\nhello",
+                    b"HTTP/1.1 503 Busy\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                ];
+                for r in responses {
+                    // Read one request: request line, headers, then the Content-Length body.
+                    s.read_until(b'\n', &mut Vec::new()).await.unwrap();
+                    let head = read_headers(&mut s).await.unwrap();
+                    discard(&mut s, head.content_length.unwrap()).await.unwrap();
+                    s.get_mut().write_all(r).await.unwrap();
+                }
+            }
+        });
+        let target = Target::new(&format!("http://{addr}"), "/x", "{}").unwrap();
+        let mut slot = None;
+        let mut stats = ConnStats::default();
+        let mut statuses = Vec::new();
+        for _ in 0..4 {
+            let (status, _) = one_request(&target, &mut slot, &mut stats).await.unwrap();
+            statuses.push(status);
+        }
+        assert_eq!(statuses, [202, 503, 202, 503]);
+        assert_eq!(stats.connects, 2);
+        server.await.unwrap();
+    }
+}
