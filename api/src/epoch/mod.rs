@@ -224,6 +224,7 @@ impl EpochLoop {
         };
         // Keep the output until it is stored: a failed write retries without a new VDF run.
         self.computed = Some((e, output.clone()));
+        let settle_start = std::time::Instant::now();
         let games = self.store.epoch_games(e).await?;
         let mut resolutions = Vec::with_capacity(games.len());
         for g in &games {
@@ -253,6 +254,7 @@ impl EpochLoop {
             games = games.len(),
             iterations = input.iterations,
             computation_ms = output.computation_ms,
+            settle_ms = settle_start.elapsed().as_millis() as u64,
             "epoch resolved"
         );
         Ok(())

@@ -9,10 +9,14 @@
 //! - Game inserts are committed in groups: inserts queue on a channel and each committer task
 //!   takes everything queued into one transaction, so a burst of bets shares one WAL flush and
 //!   every caller is answered only after its group committed.
-//! - An insert reads the open epoch row `FOR SHARE` in its transaction; closing an epoch takes
-//!   it `FOR UPDATE`. The close therefore waits for every insert already in flight, and an
-//!   insert that waited for a close re-reads and joins the next epoch: no game lands in a closed
-//!   epoch, none is dropped, whichever replica accepted it.
+//! - Inserting games and closing an epoch are serialised by the "epoch gate", an advisory lock
+//!   per schema: an insert transaction holds it shared, a close takes it exclusive. The close
+//!   therefore waits for every insert already in flight, and an insert that waited for a close
+//!   reads the open epoch afterwards and joins the next one: no game lands in a closed epoch,
+//!   none is dropped, whichever replica accepted it. (Row locks would do the same, `FOR SHARE`
+//!   against `FOR UPDATE`, but a stream of overlapping share lockers starves the closer, which
+//!   under sustained load left an epoch open for as long as the load lasted. The lock manager
+//!   queues a new shared request behind a waiting exclusive one, so the gate is fair.)
 //! - Acceptance order within an epoch is the identity column `id`; `seq` is written when the
 //!   epoch resolves.
 //! - Leadership of the epoch chain is a session advisory lock held on a dedicated connection
@@ -45,8 +49,14 @@ const POOL_SIZE: usize = 16;
 
 /// How long a connection attempt, or a wait for a pooled connection, may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long any one store operation may take before the caller hears "unavailable".
-const OP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long any one store operation may take before the caller hears "unavailable". The
+/// server enforces the same bound on each statement (`statement_timeout`), so a statement
+/// whose caller gave up does not run on.
+const OP_TIMEOUT: Duration = Duration::from_secs(15);
+/// The bound for resolving an epoch: one transaction writing every game of the epoch.
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Resolutions written per UPDATE statement.
+const RESOLVE_CHUNK: usize = 5000;
 /// How often the leader checks that its lock connection is alive.
 const LEASE_CHECK: Duration = Duration::from_millis(500);
 
@@ -54,6 +64,7 @@ const LEASE_CHECK: Duration = Duration::from_millis(500);
 /// deployments in different schemas of one database do not contend.
 const MIGRATE_LOCK: i32 = 0x7672_7301;
 const LEADER_LOCK: i32 = 0x7672_7302;
+const EPOCH_GATE: i32 = 0x7672_7303;
 
 struct InsertReq {
     game: NewGame,
@@ -107,9 +118,17 @@ fn pool_err(e: PoolError) -> StoreError {
 
 /// Bounds `f` by [`OP_TIMEOUT`]: a database that stops answering is unavailable, not a hang.
 async fn timed<T>(what: &str, f: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
-    tokio::time::timeout(OP_TIMEOUT, f)
+    timed_for(OP_TIMEOUT, what, f).await
+}
+
+async fn timed_for<T>(
+    limit: Duration,
+    what: &str,
+    f: impl Future<Output = StoreResult<T>>,
+) -> StoreResult<T> {
+    tokio::time::timeout(limit, f)
         .await
-        .map_err(|_| StoreError::Unavailable(format!("{what}: no answer within {OP_TIMEOUT:?}")))?
+        .map_err(|_| StoreError::Unavailable(format!("{what}: no answer within {limit:?}")))?
 }
 
 /// Parses the URL and fixes the session settings the store relies on.
@@ -123,9 +142,16 @@ fn session_config(url: &str) -> StoreResult<tokio_postgres::Config> {
     if config.get_application_name().is_none() {
         config.application_name("vrs");
     }
+    // Durable commits whatever the server's default; no statement or abandoned transaction
+    // outlives the caller that gave up on it.
+    let ours = format!(
+        "-c synchronous_commit=on -c statement_timeout={}s \
+         -c idle_in_transaction_session_timeout=60s",
+        OP_TIMEOUT.as_secs()
+    );
     let options = match config.get_options() {
-        Some(o) if !o.trim().is_empty() => format!("{o} -c synchronous_commit=on"),
-        _ => "-c synchronous_commit=on".to_owned(),
+        Some(o) if !o.trim().is_empty() => format!("{o} {ours}"),
+        _ => ours,
     };
     config.options(options);
     // Notice a dead peer (a leader's lock connection included) within seconds, not hours.
@@ -294,23 +320,21 @@ const INSERT_GAMES: &str = "INSERT INTO games (epoch, game_id, request_id, game,
 async fn insert_games(pool: &Pool, games: &[&NewGame]) -> StoreResult<u64> {
     let mut client = pool.get().await.map_err(pool_err)?;
     let tx = client.transaction().await.map_err(pg_err)?;
-    // A close that committed while this statement waited leaves no open row in its snapshot;
-    // the next statement's snapshot sees the epoch that close opened.
-    let mut epoch: Option<i64> = None;
-    for _ in 0..3 {
-        if let Some(row) = tx
-            .query_opt(
-                "SELECT number FROM epochs WHERE status = 'open' FOR SHARE",
-                &[],
-            )
-            .await
-            .map_err(pg_err)?
-        {
-            epoch = Some(row.get(0));
-            break;
-        }
-    }
-    let epoch = epoch.ok_or_else(|| StoreError::Conflict("no epoch is open".into()))?;
+    // Held until commit: a close waits for this transaction, and this statement waits for a
+    // close in progress. The next statement's snapshot is taken after that wait, so it sees
+    // the epoch a close just opened.
+    tx.execute(
+        "SELECT pg_advisory_xact_lock_shared($1, hashtext(current_schema()))",
+        &[&EPOCH_GATE],
+    )
+    .await
+    .map_err(pg_err)?;
+    let epoch: i64 = tx
+        .query_opt("SELECT number FROM epochs WHERE status = 'open'", &[])
+        .await
+        .map_err(pg_err)?
+        .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))?
+        .get(0);
     let col = |f: fn(&NewGame) -> Option<String>| games.iter().map(|g| f(g)).collect::<Vec<_>>();
     let game_ids = col(|g| Some(g.game_id.clone()));
     let request_ids = col(|g| Some(g.request_id.clone()));
@@ -641,8 +665,14 @@ impl Store for PgStore {
         timed("close epoch", async {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(pg_err)?;
-            // Waits for every insert holding the row FOR SHARE, so all of them are visible to
-            // the leaves read below.
+            // Waits for every insert in flight (they hold the gate shared), so all of them
+            // are committed before the epoch closes and visible to the leaves read below.
+            tx.execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
+                &[&EPOCH_GATE],
+            )
+            .await
+            .map_err(pg_err)?;
             let current = lock_epoch(&tx, epoch).await?;
             match current.status {
                 EpochStatus::Open => {
@@ -719,9 +749,15 @@ impl Store for PgStore {
         output: &EpochOutput,
         games: &[GameResolution],
     ) -> StoreResult<()> {
-        timed("resolve epoch", async {
+        timed_for(RESOLVE_TIMEOUT, "resolve epoch", async {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(pg_err)?;
+            tx.batch_execute(&format!(
+                "SET LOCAL statement_timeout = '{}s'",
+                RESOLVE_TIMEOUT.as_secs()
+            ))
+            .await
+            .map_err(pg_err)?;
             let current = lock_epoch(&tx, epoch).await?;
             if current.status != EpochStatus::Closed {
                 return Err(StoreError::Conflict(format!(
@@ -746,51 +782,76 @@ impl Store for PgStore {
             )
             .await
             .map_err(pg_err)?;
-            let ids: Vec<&str> = games.iter().map(|g| g.game_id.as_str()).collect();
-            let values: Vec<&str> = games.iter().map(|g| g.rng_value.as_str()).collect();
-            let dice: Vec<String> = games.iter().map(|g| join_digits(&g.dice)).collect();
-            let won: Vec<Option<bool>> = games.iter().map(|g| g.won).collect();
-            let payouts: Vec<Option<&str>> = games.iter().map(|g| g.payout.as_deref()).collect();
-            let updated = tx
-                .execute(
-                    "UPDATE games g SET rng_value = u.rng_value, dice = u.dice, won = u.won,
-                         payout = u.payout, resolved_at_ms = $2, seq = o.seq
-                     FROM UNNEST($3::text[], $4::text[], $5::text[], $6::bool[], $7::text[])
-                              AS u (game_id, rng_value, dice, won, payout)
-                     JOIN (SELECT game_id, row_number() OVER (ORDER BY id) - 1 AS seq
-                           FROM games WHERE epoch = $1) o USING (game_id)
-                     WHERE g.game_id = u.game_id AND g.epoch = $1 AND g.rng_value IS NULL",
-                    &[
-                        &e,
-                        &output.resolved_at_ms,
-                        &ids,
-                        &values,
-                        &dice,
-                        &won,
-                        &payouts,
-                    ],
-                )
-                .await
-                .map_err(pg_err)?;
-            if updated != games.len() as u64 {
-                return Err(StoreError::Conflict(format!(
-                    "{} of {} resolutions name no unresolved game of epoch {epoch}",
-                    games.len() as u64 - updated.min(games.len() as u64),
-                    games.len()
-                )));
-            }
-            let left: i64 = tx
-                .query_one(
-                    "SELECT COUNT(*) FROM games WHERE epoch = $1 AND rng_value IS NULL",
+            // Positions by acceptance order, then the games in chunks joined on the primary
+            // key: linear in the epoch's size (a join against a window over the epoch was
+            // planned as a nested loop, quadratic).
+            let order = tx
+                .query(
+                    "SELECT game_id FROM games WHERE epoch = $1 ORDER BY id",
                     &[&e],
                 )
                 .await
-                .map_err(pg_err)?
-                .get(0);
-            if left != 0 {
+                .map_err(pg_err)?;
+            let mut seq_of = std::collections::HashMap::with_capacity(order.len());
+            for (seq, row) in order.iter().enumerate() {
+                seq_of.insert(row.try_get::<_, &str>(0).map_err(corrupt)?, seq as i64);
+            }
+            if seq_of.len() != games.len() {
                 return Err(StoreError::Conflict(format!(
-                    "{left} games of epoch {epoch} were not resolved"
+                    "epoch {epoch} has {} games, {} resolutions were given",
+                    seq_of.len(),
+                    games.len()
                 )));
+            }
+            let update = tx
+                .prepare_cached(
+                    "UPDATE games g SET seq = u.seq, rng_value = u.rng_value, dice = u.dice,
+                         won = u.won, payout = u.payout, resolved_at_ms = $2
+                     FROM UNNEST($3::text[], $4::int8[], $5::text[], $6::text[], $7::bool[],
+                                 $8::text[]) AS u (game_id, seq, rng_value, dice, won, payout)
+                     WHERE g.game_id = u.game_id AND g.epoch = $1 AND g.rng_value IS NULL",
+                )
+                .await
+                .map_err(pg_err)?;
+            for chunk in games.chunks(RESOLVE_CHUNK) {
+                let ids: Vec<&str> = chunk.iter().map(|g| g.game_id.as_str()).collect();
+                let seqs = ids
+                    .iter()
+                    .map(|id| {
+                        seq_of.get(id).copied().ok_or_else(|| {
+                            StoreError::Conflict(format!("game {id} is not in epoch {epoch}"))
+                        })
+                    })
+                    .collect::<StoreResult<Vec<i64>>>()?;
+                let values: Vec<&str> = chunk.iter().map(|g| g.rng_value.as_str()).collect();
+                let dice: Vec<String> = chunk.iter().map(|g| join_digits(&g.dice)).collect();
+                let won: Vec<Option<bool>> = chunk.iter().map(|g| g.won).collect();
+                let payouts: Vec<Option<&str>> =
+                    chunk.iter().map(|g| g.payout.as_deref()).collect();
+                let updated = tx
+                    .execute(
+                        &update,
+                        &[
+                            &e,
+                            &output.resolved_at_ms,
+                            &ids,
+                            &seqs,
+                            &values,
+                            &dice,
+                            &won,
+                            &payouts,
+                        ],
+                    )
+                    .await
+                    .map_err(pg_err)?;
+                // Every id is a game of this epoch (checked above); each must be written once.
+                if updated != chunk.len() as u64 {
+                    return Err(StoreError::Conflict(format!(
+                        "epoch {epoch}: {} resolutions named a game twice or one already \
+                         resolved",
+                        chunk.len() as u64 - updated.min(chunk.len() as u64)
+                    )));
+                }
             }
             tx.commit().await.map_err(pg_err)
         })

@@ -248,6 +248,94 @@ async fn sqlite_inserts_race_closes() {
     inserts_race_closes(vec![Arc::new(SqliteStore::open(dir.path()).unwrap())]).await;
 }
 
+/// Epochs close while inserts keep streaming in from every store (a closer must not wait for
+/// a gap in the inserts), and every game lands in the epoch its insert reported.
+async fn closes_go_through_a_stream_of_inserts(stores: Vec<Arc<dyn Store>>) {
+    stores[0].bootstrap("test512", 0).await.unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for (w, s) in stores.iter().cycle().take(12).enumerate() {
+        let (s, stop) = (Arc::clone(s), Arc::clone(&stop));
+        writers.push(tokio::spawn(async move {
+            let mut reported = Vec::new();
+            let mut i = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let g = game(100_000 * (w as u32 + 1) + i, "rng");
+                reported.push((g.game_id.clone(), s.insert_game(g).await.unwrap()));
+                i += 1;
+            }
+            reported
+        }));
+    }
+    let closer = &stores[0];
+    let mut closed = Vec::new();
+    for _ in 0..6 {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let e = closer.open_epoch().await.unwrap().number;
+        let leaves = tokio::time::timeout(Duration::from_secs(60), closer.close_epoch(e, 0))
+            .await
+            .expect("a close waited for the inserts to pause")
+            .unwrap();
+        closed.push((e, leaves.len()));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut per_epoch = std::collections::BTreeMap::<u64, usize>::new();
+    for w in writers {
+        for (id, e) in w.await.unwrap() {
+            *per_epoch.entry(e).or_default() += 1;
+            assert_eq!(closer.game(&id).await.unwrap().unwrap().epoch, e);
+        }
+    }
+    for (e, n) in &closed {
+        assert_eq!(per_epoch.get(e).copied().unwrap_or(0), *n, "epoch {e}");
+    }
+    assert!(
+        closed.iter().filter(|(_, n)| *n > 0).count() >= 4,
+        "inserts kept flowing between closes: {closed:?}"
+    );
+}
+
+/// More games than one write batch: resolution covers all of them in one transaction, and the
+/// positions follow acceptance order whatever order the resolutions come in.
+async fn a_large_epoch_resolves(s: Arc<dyn Store>) {
+    s.bootstrap("test512", 0).await.unwrap();
+    let n = 12_000u32;
+    let inserts: Vec<_> = (0..n)
+        .map(|i| {
+            let s = Arc::clone(&s);
+            tokio::spawn(async move { s.insert_game(game(500_000 + i, "rng")).await.unwrap() })
+        })
+        .collect();
+    for t in inserts {
+        assert_eq!(t.await.unwrap(), 1);
+    }
+    let leaves = s.close_epoch(1, 1).await.unwrap();
+    assert_eq!(leaves.len(), n as usize);
+    s.set_epoch_input(1, &input(u64::from(n))).await.unwrap();
+    let order: Vec<String> = s
+        .epoch_games(1)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|g| g.new.game_id)
+        .collect();
+    let mut resolutions: Vec<GameResolution> = order.iter().map(|id| resolution(id)).collect();
+    resolutions.reverse();
+    assert!(
+        s.resolve_epoch(1, &output(), &resolutions[1..])
+            .await
+            .is_err(),
+        "one game missing"
+    );
+    s.resolve_epoch(1, &output(), &resolutions).await.unwrap();
+    for (seq, id) in order.iter().enumerate().step_by(997) {
+        let g = s.game(id).await.unwrap().unwrap();
+        assert_eq!(g.seq, seq as u64);
+        assert!(g.resolution.is_some());
+    }
+    assert_eq!(s.game_counts().await.unwrap().resolved, u64::from(n));
+}
+
 /// Exactly one holder of the lease at a time; it passes on when the holder lets go.
 async fn one_leader(a: &dyn Store, b: &dyn Store) {
     let lease = a
@@ -300,6 +388,35 @@ async fn postgres_inserts_race_closes_across_replicas() {
         stores.push(Arc::new(pg(&schema).await));
     }
     inserts_race_closes(stores).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_closes_go_through_a_stream_of_inserts() {
+    let schema = TestSchema::create("stream");
+    let mut stores: Vec<Arc<dyn Store>> = Vec::new();
+    for _ in 0..3 {
+        stores.push(Arc::new(pg(&schema).await));
+    }
+    closes_go_through_a_stream_of_inserts(stores).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_closes_go_through_a_stream_of_inserts() {
+    let dir = tempfile::tempdir().unwrap();
+    closes_go_through_a_stream_of_inserts(vec![Arc::new(SqliteStore::open(dir.path()).unwrap())])
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_a_large_epoch_resolves() {
+    let schema = TestSchema::create("large");
+    a_large_epoch_resolves(Arc::new(pg(&schema).await)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_a_large_epoch_resolves() {
+    let dir = tempfile::tempdir().unwrap();
+    a_large_epoch_resolves(Arc::new(SqliteStore::open(dir.path()).unwrap())).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
