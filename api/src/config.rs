@@ -19,6 +19,11 @@ pub struct ServeConfig {
     /// schema with ?options=-csearch_path%3Dname (it must exist).
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<String>,
+    /// Most PostgreSQL connections this process keeps (plus one for the leader lock). Keep
+    /// replicas × (pool + 1) under the server's max_connections.
+    #[arg(long, env = "VRS_DATABASE_POOL_SIZE", default_value_t = 16,
+          value_parser = clap::value_parser!(u16).range(2..=1000))]
+    pub database_pool_size: u16,
     /// Target epoch duration in milliseconds: T is calibrated so that one epoch's VDF and proof
     /// take about this long, and an epoch stays open for bets at least this long.
     #[arg(long, env = "VRS_EPOCH_MS", default_value_t = 5000,

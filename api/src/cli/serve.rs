@@ -133,7 +133,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
 async fn open_store(config: &ServeConfig) -> anyhow::Result<Arc<dyn Store>> {
     match config.database_url.as_deref() {
         Some(url) if !url.trim().is_empty() => {
-            let store = PgStore::connect(url)
+            let store = PgStore::connect_with_pool(url, usize::from(config.database_pool_size))
                 .await
                 .context("connecting to PostgreSQL (--database-url / DATABASE_URL)")?;
             tracing::info!(schema = store.schema(), "store: PostgreSQL");

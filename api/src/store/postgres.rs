@@ -45,7 +45,8 @@ const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../../migrations/postgres
 const MAX_GROUP: usize = 1024;
 /// Group committers per process: while one group waits for its flush, the next is formed.
 const COMMITTERS: usize = 2;
-const POOL_SIZE: usize = 16;
+/// Connections per process by default (plus one for the leader lock).
+pub const DEFAULT_POOL_SIZE: usize = 16;
 
 /// How long a connection attempt, or a wait for a pooled connection, may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -164,8 +165,18 @@ fn session_config(url: &str) -> StoreResult<tokio_postgres::Config> {
 }
 
 impl PgStore {
-    /// Connects, applies migrations and starts the group committers.
+    /// Connects with the default pool size, applies migrations, starts the group committers.
     pub async fn connect(url: &str) -> StoreResult<Self> {
+        Self::connect_with_pool(url, DEFAULT_POOL_SIZE).await
+    }
+
+    /// [`PgStore::connect`] with at most `pool_size` pooled connections.
+    pub async fn connect_with_pool(url: &str, pool_size: usize) -> StoreResult<Self> {
+        if pool_size < 2 {
+            return Err(StoreError::Config(format!(
+                "the pool needs at least 2 connections (group commit and reads), not {pool_size}"
+            )));
+        }
         let config = session_config(url)?;
         let manager = Manager::from_config(
             config.clone(),
@@ -175,7 +186,7 @@ impl PgStore {
             },
         );
         let pool = Pool::builder(manager)
-            .max_size(POOL_SIZE)
+            .max_size(pool_size)
             .runtime(Runtime::Tokio1)
             .wait_timeout(Some(CONNECT_TIMEOUT))
             .create_timeout(Some(CONNECT_TIMEOUT))

@@ -291,8 +291,11 @@ fn leaders(servers: &[Option<Server>]) -> Vec<usize> {
 fn three_replicas_survive_the_leader_being_killed() {
     let schema = TestSchema::create("replicas");
     let url = schema.url();
-    let mut servers: Vec<Option<Server>> =
-        (0..3).map(|_| Some(Server::start_pg(&url, FAST))).collect();
+    // Small pools: three servers and the other tests share the database's connections.
+    let flags = [FAST, &["--database-pool-size", "6"]].concat();
+    let mut servers: Vec<Option<Server>> = (0..3)
+        .map(|_| Some(Server::start_pg(&url, &flags)))
+        .collect();
     wait_for("one leader", Duration::from_secs(20), || {
         leaders(&servers).len() == 1
     });
