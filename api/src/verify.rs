@@ -123,11 +123,13 @@ pub fn verify(
 
     // 2. The leaf is at its index in the epoch's bets tree, whose root the input committed.
     let leaf_hashes: Vec<merkle::Hash> = leaves.iter().map(|l| merkle::leaf_hash(l)).collect();
-    let index = game.seq as usize;
+    // A position the store does not know (never the case for a resolved game) fails the check.
+    let seq = game.seq.unwrap_or(u64::MAX);
+    let index = usize::try_from(seq).unwrap_or(usize::MAX);
     let path = merkle::audit_path(&leaf_hashes, index).unwrap_or_default();
     let leaf_hash = merkle::leaf_hash(&g.leaf);
     check(&mut checks, "merkle_inclusion", {
-        if merkle::verify_inclusion(&leaf_hash, game.seq, leaves.len() as u64, &path, &bets_root) {
+        if merkle::verify_inclusion(&leaf_hash, seq, leaves.len() as u64, &path, &bets_root) {
             Ok(format!(
                 "leaf {index} of {} is included under bets root {}",
                 leaves.len(),

@@ -100,8 +100,10 @@ pub struct GameResolution {
 pub struct GameRecord {
     pub new: NewGame,
     pub epoch: u64,
-    /// Position in the epoch's bets tree (acceptance order, from 0).
-    pub seq: u64,
+    /// Position in the epoch's bets tree (acceptance order, from 0). Always known once the
+    /// epoch is resolved, and in `epoch_games`; elsewhere the PostgreSQL store reports `None`
+    /// until then (counting the position of a pending game on every poll costs O(epoch)).
+    pub seq: Option<u64>,
     pub resolution: Option<GameResolution>,
     pub resolved_at_ms: Option<i64>,
 }

@@ -437,9 +437,8 @@ const GAME_COLUMNS: &str = "g.game_id, g.request_id, g.game, g.bet_type, g.targe
      g.amount, g.player_id, g.player_seed, g.operator_key, g.created_at_ms, g.epoch, g.leaf, \
      g.rng_value, g.dice, g.won, g.payout, g.resolved_at_ms";
 
-/// A game's position: stored once its epoch resolved, counted by `id` before that.
-const SEQ_OF_ONE: &str =
-    "COALESCE(g.seq, (SELECT COUNT(*) FROM games o WHERE o.epoch = g.epoch AND o.id < g.id))";
+/// A game's position as stored: written when its epoch resolves, NULL before.
+const SEQ_OF_ONE: &str = "g.seq";
 
 /// Positions of a whole epoch's games in one pass (the per-row count would be quadratic).
 const SEQ_IN_EPOCH: &str = "row_number() OVER (ORDER BY g.id) - 1";
@@ -477,7 +476,10 @@ fn game_from_row(r: &Row) -> StoreResult<GameRecord> {
             leaf: r.try_get("leaf").map_err(corrupt)?,
         },
         epoch: r.try_get::<_, i64>("epoch").map_err(corrupt)? as u64,
-        seq: r.try_get::<_, i64>("seq").map_err(corrupt)? as u64,
+        seq: r
+            .try_get::<_, Option<i64>>("seq")
+            .map_err(corrupt)?
+            .map(|s| s as u64),
         resolution,
         resolved_at_ms: r.try_get("resolved_at_ms").map_err(corrupt)?,
     })

@@ -432,7 +432,7 @@ fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
             leaf: r.get(13)?,
         },
         epoch: r.get::<_, i64>(11)? as u64,
-        seq: r.get::<_, i64>(12)? as u64,
+        seq: Some(r.get::<_, i64>(12)? as u64),
         resolution,
         resolved_at_ms: r.get(18)?,
     }))

@@ -177,7 +177,7 @@ async fn check_chain(store: &dyn Store, accepted: &BTreeMap<String, String>) -> 
         )
         .unwrap_or_else(|err| panic!("epoch {e}: proof does not verify: {err}"));
         for (seq, g) in store.epoch_games(e).await.unwrap().iter().enumerate() {
-            assert_eq!(g.seq, seq as u64);
+            assert_eq!(g.seq, Some(seq as u64));
             assert!(
                 g.resolution.is_some(),
                 "game {} of epoch {e}",
