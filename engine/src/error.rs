@@ -44,6 +44,9 @@ pub enum Error {
     /// A replay segment does not recompute: c_to ≠ c_from^(2^(to − from)).
     #[error("replay: segment from iteration {from} to {to} does not recompute")]
     ReplayMismatch { from: u64, to: u64 },
+    /// A pool entry's input is not the one its batch seed and index derive.
+    #[error("pool entry {index}: x is not derived from its batch seed and index")]
+    PoolInputMismatch { index: u64 },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

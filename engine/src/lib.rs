@@ -21,6 +21,7 @@ pub mod error;
 pub mod group;
 mod hash;
 pub mod merkle;
+pub mod pool;
 pub mod vdf;
 
 pub use error::{Error, Result};
