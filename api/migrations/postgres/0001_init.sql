@@ -28,7 +28,8 @@ CREATE TABLE epochs (
     resolved_at_ms BIGINT
 );
 
--- At most one epoch is open: the row every insert reads FOR SHARE and a close takes FOR UPDATE.
+-- At most one epoch is open (inserts and closes are serialised by an advisory lock, the
+-- "epoch gate", see api/src/store/postgres.rs).
 CREATE UNIQUE INDEX epochs_one_open ON epochs ((true)) WHERE status = 'open';
 CREATE INDEX epochs_closed ON epochs (number) WHERE status = 'closed';
 

@@ -116,6 +116,8 @@ impl EpochLoop {
                         }
                     }
                     self.status.leader.store(false, Ordering::Relaxed);
+                    // Its errors were the leader's; a replica reports none of its own.
+                    self.status.set_error(None);
                 }
                 Ok(None) => {}
                 Err(e) => tracing::warn!(error = %e, "leader election failed"),

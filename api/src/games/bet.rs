@@ -293,6 +293,12 @@ fn string_field(fields: &Fields, name: &str, max: usize) -> Result<Option<String
         ))
     };
     let value: String = serde_json::from_str(text).map_err(|_| wrong())?;
+    if value.contains('\0') {
+        // PostgreSQL text cannot hold NUL; refusing it keeps both stores alike.
+        return Err(BetError::new(format!(
+            "{name} must not contain U+0000 (NUL)"
+        )));
+    }
     let chars = value.chars().count();
     if chars > max {
         return Err(BetError::new(format!(
@@ -976,6 +982,11 @@ mod tests {
             Game::Dice,
             &format!(r#"{{"bet_type":"odd","player_id":"{id129}"}}"#),
             "player_id must be at most 128 characters, got 129",
+        );
+        err(
+            Game::Dice,
+            r#"{"bet_type":"odd","player_seed":"a\u0000b"}"#,
+            "player_seed must not contain U+0000 (NUL)",
         );
         let seed256 = "🎲".repeat(256);
         let bet = ok(

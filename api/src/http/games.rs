@@ -189,6 +189,9 @@ fn parse_rng_body(body: &[u8]) -> Result<Option<String>, String> {
     }
     match v.get("client_seed") {
         None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.contains('\0') => {
+            Err("client_seed must not contain U+0000 (NUL)".into())
+        }
         Some(Value::String(s)) if s.chars().count() <= MAX_CLIENT_SEED => Ok(Some(s.clone())),
         Some(Value::String(_)) => Err(format!(
             "client_seed is longer than {MAX_CLIENT_SEED} characters"

@@ -79,6 +79,8 @@ pub struct PgStore {
     config: tokio_postgres::Config,
     inserts: mpsc::Sender<InsertReq>,
     schema: String,
+    /// The connection a replica asks for the leader lock on, kept between attempts.
+    candidate: Mutex<Option<LockConnection>>,
 }
 
 impl std::fmt::Debug for InsertReq {
@@ -98,11 +100,29 @@ fn describe(e: &tokio_postgres::Error) -> String {
     }
 }
 
+/// Which failures are the database's (503, retry later) and which are the data's.
 fn pg_err(e: tokio_postgres::Error) -> StoreError {
-    if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-        return StoreError::Conflict(describe(&e));
+    let Some(code) = e.code() else {
+        // No SQLSTATE: the connection failed or closed.
+        return StoreError::Unavailable(describe(&e));
+    };
+    if *code == SqlState::INSUFFICIENT_PRIVILEGE {
+        // A revoked grant is an outage of this service's access, not bad data.
+        return StoreError::Unavailable(describe(&e));
     }
-    StoreError::Unavailable(describe(&e))
+    match &code.code()[..2] {
+        // Connection exceptions, authorization, transaction rollbacks (serialization,
+        // deadlock), resources, lock timeouts, operator intervention (shutdown, statement
+        // timeout), system and internal errors.
+        "08" | "28" | "40" | "53" | "55" | "57" | "58" | "XX" => {
+            StoreError::Unavailable(describe(&e))
+        }
+        // Integrity constraints (a duplicate id), data exceptions (a value the column refuses):
+        // the rows' fault, so a group retries them one by one.
+        "23" | "22" => StoreError::Conflict(describe(&e)),
+        // Anything else (undefined table, syntax, privileges) means schema or setup trouble.
+        _ => StoreError::Schema(describe(&e)),
+    }
 }
 
 fn pool_err(e: PoolError) -> StoreError {
@@ -145,9 +165,12 @@ fn session_config(url: &str) -> StoreResult<tokio_postgres::Config> {
     }
     // Durable commits whatever the server's default; no statement or abandoned transaction
     // outlives the caller that gave up on it.
+    // The server probes and drops a silent peer too (a leader whose host died must not keep
+    // its lock for the OS default of two hours).
     let ours = format!(
         "-c synchronous_commit=on -c statement_timeout={}s \
-         -c idle_in_transaction_session_timeout=60s",
+         -c idle_in_transaction_session_timeout=10s -c tcp_keepalives_idle=5 \
+         -c tcp_keepalives_interval=2 -c tcp_keepalives_count=3 -c tcp_user_timeout=10000",
         OP_TIMEOUT.as_secs()
     );
     let options = match config.get_options() {
@@ -204,6 +227,7 @@ impl PgStore {
             config,
             inserts,
             schema,
+            candidate: Mutex::new(None),
         })
     }
 
@@ -327,10 +351,23 @@ const INSERT_GAMES: &str = "INSERT INTO games (epoch, game_id, request_id, game,
          $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int8[],
          $13::bytea[]) AS u";
 
+/// A READ COMMITTED transaction whatever the role's default: the epoch gate relies on each
+/// statement taking a fresh snapshot after the lock wait before it.
+async fn read_committed(
+    client: &mut deadpool_postgres::Client,
+) -> StoreResult<deadpool_postgres::Transaction<'_>> {
+    client
+        .build_transaction()
+        .isolation_level(tokio_postgres::IsolationLevel::ReadCommitted)
+        .start()
+        .await
+        .map_err(pg_err)
+}
+
 /// Commits `games` into the open epoch in one transaction; returns the epoch.
 async fn insert_games(pool: &Pool, games: &[&NewGame]) -> StoreResult<u64> {
     let mut client = pool.get().await.map_err(pool_err)?;
-    let tx = client.transaction().await.map_err(pg_err)?;
+    let tx = read_committed(&mut client).await?;
     // Held until commit: a close waits for this transaction, and this statement waits for a
     // close in progress. The next statement's snapshot is taken after that wait, so it sees
     // the epoch a close just opened.
@@ -485,14 +522,15 @@ fn game_from_row(r: &Row) -> StoreResult<GameRecord> {
     })
 }
 
-/// The status of `epoch`, locked `FOR UPDATE` for the rest of the transaction.
+/// The status of `epoch`, locked for the rest of the transaction (`FOR NO KEY UPDATE`: it
+/// does not conflict with the key-share lock each game insert's foreign key takes).
 async fn lock_epoch(
     tx: &deadpool_postgres::Transaction<'_>,
     epoch: u64,
 ) -> StoreResult<EpochRecord> {
     let row = tx
         .query_opt(
-            &format!("SELECT {EPOCH_COLUMNS} FROM epochs WHERE number = $1 FOR UPDATE"),
+            &format!("SELECT {EPOCH_COLUMNS} FROM epochs WHERE number = $1 FOR NO KEY UPDATE"),
             &[&(epoch as i64)],
         )
         .await
@@ -558,36 +596,75 @@ impl PgStore {
     }
 }
 
+/// A dedicated connection for the leader lock (never from the pool: the lock lives as long
+/// as this session).
+#[derive(Debug)]
+struct LockConnection {
+    client: tokio_postgres::Client,
+    connection: tokio::task::JoinHandle<()>,
+}
+
+impl LockConnection {
+    async fn open(config: &tokio_postgres::Config) -> StoreResult<Self> {
+        let (client, connection) = config.connect(NoTls).await.map_err(pg_err)?;
+        let connection = tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        // A leader that stops talking (a stopped process, a frozen host whose kernel still
+        // answers keepalives) loses its session, and with it the lock, after 5 s. The leader
+        // pings every LEASE_CHECK, so a live one is never idle that long. PostgreSQL 14+.
+        if let Err(e) = client
+            .batch_execute("SET idle_session_timeout = '5s'")
+            .await
+        {
+            tracing::warn!(
+                error = %describe(&e),
+                "idle_session_timeout unsupported (PostgreSQL < 14): a frozen leader keeps its \
+                 lock until its connection drops"
+            );
+        }
+        Ok(Self { client, connection })
+    }
+}
+
+impl Drop for LockConnection {
+    fn drop(&mut self) {
+        // Closing the connection releases the lock at once, even if the peer is unreachable.
+        self.connection.abort();
+    }
+}
+
 /// Leadership held through a session advisory lock on a dedicated connection: it lasts as
 /// long as that connection, and PostgreSQL releases it the moment the connection dies.
 #[derive(Debug)]
 struct PgLease {
-    client: tokio_postgres::Client,
-    connection: tokio::task::JoinHandle<()>,
+    lock: LockConnection,
 }
 
 #[async_trait]
 impl Lease for PgLease {
     async fn lost(&mut self) {
+        // A closed connection is lost at once; a slow answer three times in a row counts as
+        // lost too (a busy moment on the server is not a failover).
+        let mut misses = 0;
         loop {
             tokio::select! {
-                _ = &mut self.connection => return,
+                _ = &mut self.lock.connection => return,
                 _ = tokio::time::sleep(LEASE_CHECK) => {}
             }
-            let alive = tokio::time::timeout(LEASE_CHECK * 4, self.client.simple_query("SELECT 1"))
-                .await
-                .is_ok_and(|r| r.is_ok());
-            if !alive {
-                return;
+            let answered =
+                tokio::time::timeout(LEASE_CHECK * 4, self.lock.client.simple_query("SELECT 1"))
+                    .await
+                    .is_ok_and(|r| r.is_ok());
+            if answered {
+                misses = 0;
+            } else {
+                misses += 1;
+                if misses >= 3 || self.lock.client.is_closed() {
+                    return;
+                }
             }
         }
-    }
-}
-
-impl Drop for PgLease {
-    fn drop(&mut self) {
-        // Closing the connection releases the lock at once, even if the peer is unreachable.
-        self.connection.abort();
     }
 }
 
@@ -675,9 +752,25 @@ impl Store for PgStore {
     }
 
     async fn close_epoch(&self, epoch: u64, now_ms: i64) -> StoreResult<Vec<Vec<u8>>> {
+        // Status only moves forward, so an epoch seen closed needs no gate (which would pause
+        // inserts on every replica for nothing).
+        match self.epoch(epoch).await?.map(|e| e.status) {
+            Some(EpochStatus::Closed) => return self.leaves(epoch).await,
+            Some(EpochStatus::Resolved) => {
+                return Err(StoreError::Conflict(format!(
+                    "epoch {epoch} is already resolved"
+                )))
+            }
+            Some(EpochStatus::Open) | None => {}
+        }
         timed("close epoch", async {
             let mut client = self.client().await?;
-            let tx = client.transaction().await.map_err(pg_err)?;
+            let tx = read_committed(&mut client).await?;
+            // A stalled insert must not hold the gate, and with it every replica's bets, for
+            // long: give up after a while and let the epoch loop retry.
+            tx.batch_execute("SET LOCAL lock_timeout = '5s'")
+                .await
+                .map_err(pg_err)?;
             // Waits for every insert in flight (they hold the gate shared), so all of them
             // are committed before the epoch closes and visible to the leaves read below.
             tx.execute(
@@ -764,7 +857,7 @@ impl Store for PgStore {
     ) -> StoreResult<()> {
         timed_for(RESOLVE_TIMEOUT, "resolve epoch", async {
             let mut client = self.client().await?;
-            let tx = client.transaction().await.map_err(pg_err)?;
+            let tx = read_committed(&mut client).await?;
             tx.batch_execute(&format!(
                 "SET LOCAL statement_timeout = '{}s'",
                 RESOLVE_TIMEOUT.as_secs()
@@ -808,6 +901,16 @@ impl Store for PgStore {
             let mut seq_of = std::collections::HashMap::with_capacity(order.len());
             for (seq, row) in order.iter().enumerate() {
                 seq_of.insert(row.try_get::<_, &str>(0).map_err(corrupt)?, seq as i64);
+            }
+            // The epoch's games are exactly those its input committed to.
+            if let Some(input) = &current.input {
+                if input.bet_count != seq_of.len() as u64 {
+                    return Err(StoreError::Corrupt(format!(
+                        "epoch {epoch} holds {} games but its input committed {}",
+                        seq_of.len(),
+                        input.bet_count
+                    )));
+                }
             }
             if seq_of.len() != games.len() {
                 return Err(StoreError::Conflict(format!(
@@ -958,11 +1061,13 @@ impl Store for PgStore {
 
     async fn try_lead(&self) -> StoreResult<Option<Box<dyn Lease>>> {
         timed("leader election", async {
-            let (client, connection) = self.config.connect(NoTls).await.map_err(pg_err)?;
-            let connection = tokio::spawn(async move {
-                let _ = connection.await;
-            });
-            let won: bool = client
+            let mut candidate = self.candidate.lock().await;
+            let lock = match candidate.take() {
+                Some(c) if !c.client.is_closed() => c,
+                _ => LockConnection::open(&self.config).await?,
+            };
+            let won: bool = lock
+                .client
                 .query_one(
                     "SELECT pg_try_advisory_lock($1, hashtext(current_schema()))",
                     &[&LEADER_LOCK],
@@ -971,11 +1076,9 @@ impl Store for PgStore {
                 .map_err(pg_err)?
                 .get(0);
             if won {
-                Ok(Some(
-                    Box::new(PgLease { client, connection }) as Box<dyn Lease>
-                ))
+                Ok(Some(Box::new(PgLease { lock }) as Box<dyn Lease>))
             } else {
-                connection.abort();
+                *candidate = Some(lock);
                 Ok(None)
             }
         })

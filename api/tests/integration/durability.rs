@@ -349,6 +349,56 @@ fn three_replicas_survive_the_leader_being_killed() {
     });
 }
 
+/// A leader that freezes (SIGSTOP: its connections stay open, it answers nothing) loses the
+/// lead to another replica; when it thaws it stands by, and the chain has not forked.
+#[test]
+fn a_frozen_leader_is_replaced_and_stands_by_when_it_thaws() {
+    let schema = TestSchema::create("frozen");
+    let url = schema.url();
+    let flags = [FAST, &["--database-pool-size", "4"]].concat();
+    let servers: Vec<Option<Server>> = (0..2)
+        .map(|_| Some(Server::start_pg(&url, &flags)))
+        .collect();
+    wait_for("one leader", Duration::from_secs(20), || {
+        leaders(&servers).len() == 1
+    });
+    let old = leaders(&servers)[0];
+    let other = servers[1 - old].as_ref().unwrap();
+    let bet = json!({"bet_type": "odd", "player_seed": "frozen"});
+    let (status, before) = other.post("/api/v1/games/dice/bet", &bet);
+    assert_eq!(status, 202, "{before}");
+
+    servers[old].as_ref().unwrap().freeze(true);
+    wait_for("the other replica leads", Duration::from_secs(60), || {
+        role(other) == "leader"
+    });
+    let (status, during) = other.post("/api/v1/games/dice/bet", &bet);
+    assert_eq!(status, 202, "{during}");
+    for r in [&before, &during] {
+        let id = r["game_id"].as_str().unwrap();
+        let v = other.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE);
+        assert_eq!(v["verified"], true, "{v}");
+    }
+
+    let thawed = servers[old].as_ref().unwrap();
+    thawed.freeze(false);
+    wait_for(
+        "the thawed process stands by",
+        Duration::from_secs(30),
+        || role(thawed) == "replica",
+    );
+    let (status, after) = thawed.post("/api/v1/games/dice/bet", &bet);
+    assert_eq!(status, 202, "{after}");
+    let id = after["game_id"].as_str().unwrap();
+    let v = thawed.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE);
+    assert_eq!(v["verified"], true, "{v}");
+    assert_eq!(leaders(&servers), [1 - old], "one leader after the thaw");
+    block_on(async {
+        let store = PgStore::connect(&url).await.unwrap();
+        check_chain(&store, &BTreeMap::new()).await
+    });
+}
+
 #[test]
 fn a_database_outage_answers_503_and_heals_by_itself() {
     let schema = TestSchema::create("outage");

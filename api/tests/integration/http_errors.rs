@@ -416,6 +416,7 @@ async fn raw_rng_bodies() {
     for (body, why) in [
         (json!({"client_seed": 5}), "seed not a string"),
         (json!({"client_seed": "x".repeat(257)}), "seed too long"),
+        (json!({"client_seed": "a\u{0}b"}), "seed with NUL"),
         (json!({"seed": "x"}), "unknown field"),
     ] {
         let (s, v) = api.post(rng, body).await;

@@ -70,6 +70,17 @@ impl Server {
         self.terminate()
     }
 
+    /// SIGSTOP / SIGCONT: a frozen process (its sockets stay open, it answers nothing).
+    pub fn freeze(&self, frozen: bool) {
+        let signal = if frozen { "-STOP" } else { "-CONT" };
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .unwrap()
+            .success());
+    }
+
     /// SIGKILL: a crash, with no chance to clean up.
     pub fn crash(mut self) {
         let _ = self.child.kill();
