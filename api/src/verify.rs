@@ -62,10 +62,15 @@ pub async fn lookup(store: &dyn Store, game_id: &str) -> anyhow::Result<Lookup> 
     if game.resolution.is_none() {
         return Ok(Lookup::Pending(Box::new(game)));
     }
+    let Some(epoch_number) = game.epoch else {
+        // Pool-served games (docs/PROTOCOL.md §14) are not served by the API yet; their
+        // verification comes with the instant path.
+        anyhow::bail!("game {game_id} is pool-served; pool verification is not available yet");
+    };
     let epoch = store
-        .epoch(game.epoch)
+        .epoch(epoch_number)
         .await?
-        .with_context(|| format!("epoch {} of game {game_id} is missing", game.epoch))?;
+        .with_context(|| format!("epoch {epoch_number} of game {game_id} is missing"))?;
     let modulus = Modulus::by_name(&epoch.modulus)
         .with_context(|| format!("epoch {} names modulus {}", epoch.number, epoch.modulus))?;
     let chain_prev = previous_output(store, &modulus, epoch.number).await?;

@@ -3,11 +3,14 @@
 //!
 //! Entries come in batches. Batch b's seed binds it to the batch before it and to a resolved
 //! epoch of the main chain, so batches form one sequence that nobody can reorder or replace,
-//! and none of them could have been computed before its anchor epoch resolved:
+//! and none of them could have been computed before its anchor epoch resolved. Each entry
+//! also mixes in a 32-byte secret r_i drawn by the generator and revealed only when the entry
+//! is served: without it anyone could compute upcoming outputs from public data and choose a
+//! winning player seed for the next entry.
 //!
 //! ```text
 //! batch_seed_b = H("vrs/v1/pool-batch", u64 b ‖ root_{b−1} ‖ u64 anchor_epoch ‖ y_anchor)
-//! seed_i       = H("vrs/v1/pool-entry", batch_seed_b ‖ u64 i)        (i: global index)
+//! seed_i       = H("vrs/v1/pool-entry", batch_seed_b ‖ u64 i ‖ r_i)    (i: global index)
 //! x_i          = hash_to_group(seed_i);  y_i = x_i^(2^T_i);  (ℓ_i, π_i) Wesolowski
 //! leaf_i       = u8(16) ‖ "vrs/v1/pool-leaf" ‖ u64 i ‖ u64 T_i ‖ x_i ‖ y_i ‖ ℓ_i ‖ π_i
 //! root_b       = RFC 6962 root over leaf_i of the batch, in index order
@@ -53,10 +56,11 @@ pub fn batch_seed(link: &BatchLink) -> [u8; 32] {
 }
 
 /// `seed_i`, the 32 bytes hashed to the group to give entry i's input.
-pub fn entry_seed(batch_seed: &[u8; 32], index: u64) -> [u8; 32] {
+pub fn entry_seed(batch_seed: &[u8; 32], index: u64, secret: &[u8; 32]) -> [u8; 32] {
     let mut h = tagged(TAG_POOL_ENTRY);
     h.update(batch_seed);
     h.update(index.to_be_bytes());
+    h.update(secret);
     h.finalize().into()
 }
 
@@ -64,6 +68,8 @@ pub fn entry_seed(batch_seed: &[u8; 32], index: u64) -> [u8; 32] {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
     pub index: u64,
+    /// r_i: secret until the entry is served, then published with its proof.
+    pub secret: [u8; 32],
     pub iterations: u64,
     pub x: Vec<u8>,
     pub y: Vec<u8>,
@@ -71,16 +77,18 @@ pub struct Entry {
     pub pi: Vec<u8>,
 }
 
-/// Computes entry `index` of the batch with seed `batch_seed`: T squarings on `backend` and
-/// the proof. Single-threaded, so that a generator runs many entries side by side.
+/// Computes entry `index` of the batch with seed `batch_seed` and secret `secret` (32 bytes
+/// from a CSPRNG): T squarings on `backend` and the proof. Single-threaded, so that a
+/// generator runs many entries side by side.
 pub fn compute_entry<B: Backend>(
     backend: &B,
     modulus: &Modulus,
     batch_seed: &[u8; 32],
     index: u64,
+    secret: [u8; 32],
     iterations: u64,
 ) -> Result<Entry> {
-    let x = modulus.hash_to_group(&entry_seed(batch_seed, index));
+    let x = modulus.hash_to_group(&entry_seed(batch_seed, index, &secret));
     let opts = EvalOptions {
         threads: 1,
         ..EvalOptions::default()
@@ -91,6 +99,7 @@ pub fn compute_entry<B: Backend>(
     l_fixed.extend_from_slice(&l);
     Ok(Entry {
         index,
+        secret,
         iterations,
         x: modulus.encode(&x),
         y: modulus.encode(&out.y),
@@ -100,9 +109,9 @@ pub fn compute_entry<B: Backend>(
 }
 
 /// Checks that `entry` is entry `entry.index` of the batch with seed `batch_seed`: its input
-/// is the derived one and its proof verifies.
+/// is the one derived with its (revealed) secret, and its proof verifies.
 pub fn verify_entry(modulus: &Modulus, batch_seed: &[u8; 32], entry: &Entry) -> Result<()> {
-    let x = modulus.hash_to_group(&entry_seed(batch_seed, entry.index));
+    let x = modulus.hash_to_group(&entry_seed(batch_seed, entry.index, &entry.secret));
     if modulus.encode(&x) != entry.x {
         return Err(crate::error::Error::PoolInputMismatch { index: entry.index });
     }
@@ -172,10 +181,10 @@ mod tests {
         let m = Modulus::by_name("test512").unwrap();
         let fast = Fast::prepare(&m).unwrap();
         let seed = batch_seed(&link());
-        let a = compute_entry(&fast, &m, &seed, 5, 200).unwrap();
-        assert_eq!(a, compute_entry(&fast, &m, &seed, 5, 200).unwrap());
+        let a = compute_entry(&fast, &m, &seed, 5, [9; 32], 200).unwrap();
+        assert_eq!(a, compute_entry(&fast, &m, &seed, 5, [9; 32], 200).unwrap());
         verify_entry(&m, &seed, &a).unwrap();
-        let b = compute_entry(&fast, &m, &seed, 6, 200).unwrap();
+        let b = compute_entry(&fast, &m, &seed, 6, [9; 32], 200).unwrap();
         assert_ne!(a.x, b.x, "each index has its own input");
         assert_eq!(a.l.len(), CHALLENGE_BYTES);
     }
@@ -185,8 +194,8 @@ mod tests {
         let m = Modulus::by_name("test512").unwrap();
         let fast = Fast::prepare(&m).unwrap();
         let seed = batch_seed(&link());
-        let e = compute_entry(&fast, &m, &seed, 1, 100).unwrap();
-        let other = compute_entry(&fast, &m, &seed, 2, 100).unwrap();
+        let e = compute_entry(&fast, &m, &seed, 1, [9; 32], 100).unwrap();
+        let other = compute_entry(&fast, &m, &seed, 2, [9; 32], 100).unwrap();
         let mut moved = other.clone();
         moved.index = 1;
         assert!(
@@ -202,6 +211,14 @@ mod tests {
         let mut seed2 = seed;
         seed2[0] ^= 1;
         assert!(verify_entry(&m, &seed2, &e).is_err(), "another batch");
+        let mut r = e.clone();
+        r.secret[0] ^= 1;
+        assert!(verify_entry(&m, &seed, &r).is_err(), "another secret");
+        assert_ne!(
+            compute_entry(&fast, &m, &seed, 1, [8; 32], 100).unwrap().x,
+            e.x,
+            "the secret changes the input"
+        );
     }
 
     #[test]
@@ -239,7 +256,7 @@ mod tests {
         let fast = Fast::prepare(&m).unwrap();
         let seed = batch_seed(&link());
         let entries: Vec<Entry> = (1..=3)
-            .map(|i| compute_entry(&fast, &m, &seed, i, 50).unwrap())
+            .map(|i| compute_entry(&fast, &m, &seed, i, [i as u8; 32], 50).unwrap())
             .collect();
         let leaf = entry_leaf(&entries[0]);
         assert_eq!(leaf[0] as usize, TAG_POOL_LEAF.len());

@@ -259,7 +259,7 @@ fn pending(state: &State, g: &crate::store::GameRecord) -> Response {
             "resolves_at_epoch": g.epoch,
             "message": format!(
                 "waiting for epoch {} to resolve (epochs take about {:.0} s)",
-                g.epoch,
+                g.epoch.unwrap_or_default(),
                 epoch_seconds(state)
             ),
         })),

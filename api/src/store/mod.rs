@@ -99,7 +99,10 @@ pub struct GameResolution {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameRecord {
     pub new: NewGame,
-    pub epoch: u64,
+    /// The epoch a game was committed into; `None` for a pool-served game.
+    pub epoch: Option<u64>,
+    /// The pool entry a pool-served game consumed (docs/PROTOCOL.md, "Pool chain").
+    pub pool_index: Option<u64>,
     /// Position in the epoch's bets tree (acceptance order, from 0). Always known once the
     /// epoch is resolved, and in `epoch_games`; elsewhere the PostgreSQL store reports `None`
     /// until then (counting the position of a pending game on every poll costs O(epoch)).
@@ -142,6 +145,59 @@ pub struct EpochRecord {
     pub input: Option<EpochInput>,
     pub output: Option<EpochOutput>,
 }
+
+/// A committed batch of pool entries: its link in the pool chain and its root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolBatch {
+    pub number: u64,
+    pub first_index: u64,
+    pub size: u64,
+    pub prev_root: [u8; 32],
+    pub anchor_epoch: u64,
+    pub seed: [u8; 32],
+    pub root: [u8; 32],
+    pub committed_at_ms: i64,
+}
+
+impl PoolBatch {
+    /// The index after this batch's last entry.
+    pub fn end_index(&self) -> u64 {
+        self.first_index + self.size
+    }
+}
+
+/// A stored pool entry and who consumed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolEntry {
+    pub batch: u64,
+    pub entry: vrs_engine::pool::Entry,
+    pub game_id: Option<String>,
+    pub served_at_ms: Option<i64>,
+}
+
+/// The pool's counters for `GET /api/v1/stats`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PoolCounts {
+    /// Entries committed so far (the highest index).
+    pub generated: u64,
+    /// Entries served so far (the next index to serve is `served + 1`).
+    pub served: u64,
+    pub last_batch: Option<PoolBatch>,
+}
+
+impl PoolCounts {
+    /// Committed entries not served yet.
+    pub fn depth(&self) -> u64 {
+        self.generated.saturating_sub(self.served)
+    }
+}
+
+/// Builds a pool-served game from the entry it is given (its id, outcome and resolution are
+/// fixed by the entry). Runs inside the store's transaction.
+/// Pure (it may run again if a group's transaction is retried).
+pub type BuildInstant = Box<
+    dyn Fn(&vrs_engine::pool::Entry) -> Result<(NewGame, GameResolution), String> + Send + Sync,
+>;
 
 /// Counters for `GET /api/v1/stats`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -217,6 +273,32 @@ pub trait Store: Send + Sync + 'static {
 
     async fn game_counts(&self) -> StoreResult<GameCounts>;
 
+    /// The last committed pool batch.
+    async fn last_pool_batch(&self) -> StoreResult<Option<PoolBatch>>;
+
+    /// Commits a batch and its entries in one transaction. Refused unless it extends the pool
+    /// chain: number = last + 1, first index = last's end, prev_root = last's root, and the
+    /// entries are exactly the batch's indices in order.
+    async fn commit_pool_batch(
+        &self,
+        batch: &PoolBatch,
+        entries: &[vrs_engine::pool::Entry],
+    ) -> StoreResult<()>;
+
+    async fn pool_counts(&self) -> StoreResult<PoolCounts>;
+
+    async fn pool_batch(&self, number: u64) -> StoreResult<Option<PoolBatch>>;
+
+    /// The entries of one batch, in index order.
+    async fn pool_batch_entries(&self, number: u64) -> StoreResult<Vec<PoolEntry>>;
+
+    async fn pool_entry(&self, index: u64) -> StoreResult<Option<PoolEntry>>;
+
+    /// Serves the next pool entry to one bet: takes the lowest unserved committed index,
+    /// builds the game from it and stores the game resolved, in one transaction. Durable on
+    /// return. `None`: no committed entry is left (nothing was written).
+    async fn serve_instant(&self, build: BuildInstant) -> StoreResult<Option<GameRecord>>;
+
     /// Tries to become the one process that closes and resolves epochs on this store.
     /// `None`: another process leads now (ask again later).
     async fn try_lead(&self) -> StoreResult<Option<Box<dyn Lease>>>;
@@ -227,6 +309,35 @@ pub trait Store: Send + Sync + 'static {
 pub trait Lease: Send + std::fmt::Debug {
     /// Resolves once leadership is lost (the connection that holds it failed).
     async fn lost(&mut self);
+}
+
+/// What every store checks before committing a pool batch: it extends the chain, and its
+/// entries are exactly its indices, in order.
+pub(crate) fn check_pool_link(
+    last: Option<&PoolBatch>,
+    batch: &PoolBatch,
+    entries: &[vrs_engine::pool::Entry],
+) -> StoreResult<()> {
+    let (number, first, prev) = match last {
+        Some(l) => (l.number + 1, l.end_index(), l.root),
+        None => (1, 1, vrs_engine::pool::GENESIS_ROOT),
+    };
+    if batch.number != number || batch.first_index != first || batch.prev_root != prev {
+        return Err(StoreError::Conflict(format!(
+            "pool batch {} does not extend the chain (expected batch {number} from index {first})",
+            batch.number
+        )));
+    }
+    let indices_match = entries.len() as u64 == batch.size
+        && entries.iter().zip(first..).all(|(e, i)| e.index == i);
+    if batch.size == 0 || !indices_match {
+        return Err(StoreError::Conflict(format!(
+            "pool batch {}: entries are not indices {first}..{}",
+            batch.number,
+            first + batch.size
+        )));
+    }
+    Ok(())
 }
 
 impl std::fmt::Debug for dyn Store {

@@ -26,8 +26,9 @@ use super::codec::{
     decode_checkpoints, encode_checkpoints, join_digits, parse_combo, parse_digits,
 };
 use super::{
-    EpochInput, EpochOutput, EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution,
-    Lease, NewGame, Store, StoreError, StoreResult,
+    BuildInstant, EpochInput, EpochOutput, EpochRecord, EpochStatus, GameCounts, GameRecord,
+    GameResolution, Lease, NewGame, PoolBatch, PoolCounts, PoolEntry, Store, StoreError,
+    StoreResult,
 };
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
@@ -39,7 +40,10 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::{NoTls, Row};
 
 /// Versioned migrations, applied in order; the version is the file's number.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../../migrations/postgres/0001_init.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("../../migrations/postgres/0001_init.sql")),
+    (2, include_str!("../../migrations/postgres/0002_pool.sql")),
+];
 
 /// Most inserts committed in one group.
 const MAX_GROUP: usize = 1024;
@@ -66,10 +70,22 @@ const LEASE_CHECK: Duration = Duration::from_millis(500);
 const MIGRATE_LOCK: i32 = 0x7672_7301;
 const LEADER_LOCK: i32 = 0x7672_7302;
 const EPOCH_GATE: i32 = 0x7672_7303;
+const POOL_LOCK: i32 = 0x7672_7304;
 
 struct InsertReq {
     game: NewGame,
     reply: oneshot::Sender<StoreResult<u64>>,
+}
+
+struct InstantReq {
+    build: BuildInstant,
+    reply: oneshot::Sender<StoreResult<Option<GameRecord>>>,
+}
+
+impl std::fmt::Debug for InstantReq {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InstantReq")
+    }
 }
 
 #[derive(Debug)]
@@ -78,6 +94,7 @@ pub struct PgStore {
     /// For the leader's dedicated connection.
     config: tokio_postgres::Config,
     inserts: mpsc::Sender<InsertReq>,
+    instants: mpsc::Sender<InstantReq>,
     schema: String,
     /// The connection a replica asks for the leader lock on, kept between attempts.
     candidate: Mutex<Option<LockConnection>>,
@@ -222,10 +239,16 @@ impl PgStore {
         for _ in 0..COMMITTERS {
             tokio::spawn(committer(pool.clone(), Arc::clone(&rx)));
         }
+        let (instants, rx) = mpsc::channel(MAX_GROUP * 8);
+        let rx = Arc::new(Mutex::new(rx));
+        for _ in 0..COMMITTERS {
+            tokio::spawn(instant_committer(pool.clone(), Arc::clone(&rx)));
+        }
         Ok(Self {
             pool,
             config,
             inserts,
+            instants,
             schema,
             candidate: Mutex::new(None),
         })
@@ -302,23 +325,179 @@ async fn migrate(pool: &Pool) -> StoreResult<String> {
 
 /// Takes whatever inserts are queued (at least one) and commits them together, forever.
 async fn committer(pool: Pool, queue: Arc<Mutex<mpsc::Receiver<InsertReq>>>) {
-    loop {
-        let group = {
-            let mut rx = queue.lock().await;
-            let Some(first) = rx.recv().await else {
-                return; // the store was dropped
-            };
-            let mut group = vec![first];
-            while group.len() < MAX_GROUP {
-                match rx.try_recv() {
-                    Ok(r) => group.push(r),
-                    Err(_) => break,
-                }
-            }
-            group
-        };
+    while let Some(group) = next_group(&queue).await {
         commit_group(&pool, group).await;
     }
+}
+
+/// Everything queued, at least one request (waiting for it); `None` once the store is gone.
+async fn next_group<R>(queue: &Mutex<mpsc::Receiver<R>>) -> Option<Vec<R>> {
+    let mut rx = queue.lock().await;
+    let first = rx.recv().await?;
+    let mut group = vec![first];
+    while group.len() < MAX_GROUP {
+        match rx.try_recv() {
+            Ok(r) => group.push(r),
+            Err(_) => break,
+        }
+    }
+    Some(group)
+}
+
+async fn instant_committer(pool: Pool, queue: Arc<Mutex<mpsc::Receiver<InstantReq>>>) {
+    while let Some(group) = next_group(&queue).await {
+        let builds: Vec<&BuildInstant> = group.iter().map(|r| &r.build).collect();
+        match timed("serve instant bets", serve_group(&pool, &builds)).await {
+            Ok(served) => {
+                let mut served = served.into_iter();
+                for r in group {
+                    let _ = r.reply.send(Ok(served.next().flatten()));
+                }
+            }
+            Err(e) if group.len() == 1 || matches!(e, StoreError::Unavailable(_)) => {
+                for r in group {
+                    let _ = r.reply.send(Err(e.clone()));
+                }
+            }
+            Err(_) => {
+                for r in group {
+                    let one = timed("serve instant bet", serve_group(&pool, &[&r.build])).await;
+                    let _ = r.reply.send(one.map(|mut v| v.pop().flatten()));
+                }
+            }
+        }
+    }
+}
+
+const INSERT_POOL_GAMES: &str = "INSERT INTO games (pool_index, resolved_at_ms, game_id,
+         request_id, game, bet_type, target, combo, amount, player_id, player_seed,
+         operator_key, created_at_ms, leaf, rng_value, dice, won, payout)
+     SELECT u.idx, $1, u.game_id, u.request_id, u.game, u.bet_type, u.target, u.combo,
+         u.amount, u.player_id, u.player_seed, u.operator_key, u.created_at_ms, u.leaf,
+         u.rng_value, u.dice, u.won, u.payout
+     FROM UNNEST($2::int8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int2[],
+         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::int8[],
+         $14::bytea[], $15::text[], $16::text[], $17::bool[], $18::text[])
+         AS u (idx, game_id, request_id, game, bet_type, target, combo, amount, player_id,
+               player_seed, operator_key, created_at_ms, leaf, rng_value, dice, won, payout)";
+
+/// Serves the next entries, in index order, to `builds` in one transaction: the counter row
+/// is locked, so replicas take turns and every entry goes to exactly one bet. Bets beyond the
+/// committed entries get `None`.
+async fn serve_group(
+    pool: &Pool,
+    builds: &[&BuildInstant],
+) -> StoreResult<Vec<Option<GameRecord>>> {
+    let mut client = pool.get().await.map_err(pool_err)?;
+    let tx = read_committed(&mut client).await?;
+    let next: i64 = tx
+        .query_one(
+            "SELECT next_index FROM pool_state WHERE id = 1 FOR UPDATE",
+            &[],
+        )
+        .await
+        .map_err(pg_err)?
+        .get(0);
+    let rows = tx
+        .query(
+            &format!(
+                "SELECT {POOL_ENTRY_COLUMNS} FROM pool_entries
+                 WHERE idx >= $1 AND idx < $2 ORDER BY idx"
+            ),
+            &[&next, &(next + builds.len() as i64)],
+        )
+        .await
+        .map_err(pg_err)?;
+    let entries = rows
+        .iter()
+        .map(pool_entry_from_row)
+        .collect::<StoreResult<Vec<_>>>()?;
+    let now = crate::epoch::now_ms();
+    let mut made = Vec::with_capacity(entries.len());
+    for (build, stored) in builds.iter().zip(&entries) {
+        let (new, resolution) = build(&stored.entry).map_err(StoreError::Conflict)?;
+        made.push((stored.entry.index, new, resolution));
+    }
+    if !made.is_empty() {
+        let col = |f: &dyn Fn(&NewGame) -> Option<String>| {
+            made.iter().map(|(_, g, _)| f(g)).collect::<Vec<_>>()
+        };
+        let idx: Vec<i64> = made.iter().map(|(i, _, _)| *i as i64).collect();
+        let ids = col(&|g| Some(g.game_id.clone()));
+        let stmt = tx.prepare_cached(INSERT_POOL_GAMES).await.map_err(pg_err)?;
+        tx.execute(
+            &stmt,
+            &[
+                &now,
+                &idx,
+                &ids,
+                &col(&|g| Some(g.request_id.clone())),
+                &col(&|g| Some(g.game.clone())),
+                &col(&|g| g.bet_type.clone()),
+                &made
+                    .iter()
+                    .map(|(_, g, _)| g.target.map(i16::from))
+                    .collect::<Vec<_>>(),
+                &col(&|g| g.combo.map(|c| join_digits(&c))),
+                &col(&|g| g.amount.clone()),
+                &col(&|g| Some(g.player_id.clone())),
+                &col(&|g| g.player_seed.clone()),
+                &col(&|g| Some(g.operator_key.clone())),
+                &made
+                    .iter()
+                    .map(|(_, g, _)| g.created_at_ms)
+                    .collect::<Vec<_>>(),
+                &made
+                    .iter()
+                    .map(|(_, g, _)| g.leaf.as_slice())
+                    .collect::<Vec<_>>(),
+                &made
+                    .iter()
+                    .map(|(_, _, r)| r.rng_value.as_str())
+                    .collect::<Vec<_>>(),
+                &made
+                    .iter()
+                    .map(|(_, _, r)| join_digits(&r.dice))
+                    .collect::<Vec<_>>(),
+                &made.iter().map(|(_, _, r)| r.won).collect::<Vec<_>>(),
+                &made
+                    .iter()
+                    .map(|(_, _, r)| r.payout.as_deref())
+                    .collect::<Vec<_>>(),
+            ],
+        )
+        .await
+        .map_err(pg_err)?;
+        tx.execute(
+            "UPDATE pool_entries e SET game_id = u.game_id, served_at_ms = $1
+             FROM UNNEST($2::int8[], $3::text[]) AS u (idx, game_id) WHERE e.idx = u.idx",
+            &[&now, &idx, &ids],
+        )
+        .await
+        .map_err(pg_err)?;
+        tx.execute(
+            "UPDATE pool_state SET next_index = next_index + $1 WHERE id = 1",
+            &[&(made.len() as i64)],
+        )
+        .await
+        .map_err(pg_err)?;
+    }
+    tx.commit().await.map_err(pg_err)?;
+    let mut out: Vec<Option<GameRecord>> = made
+        .into_iter()
+        .map(|(index, new, resolution)| {
+            Some(GameRecord {
+                new,
+                epoch: None,
+                pool_index: Some(index),
+                seq: None,
+                resolution: Some(resolution),
+                resolved_at_ms: Some(now),
+            })
+        })
+        .collect();
+    out.resize(builds.len(), None);
+    Ok(out)
 }
 
 /// One transaction for the group; if a row is refused (a duplicate id), each is retried on its
@@ -472,13 +651,59 @@ fn epoch_from_row(r: &Row) -> StoreResult<EpochRecord> {
 /// Game columns, followed by a `seq` expression.
 const GAME_COLUMNS: &str = "g.game_id, g.request_id, g.game, g.bet_type, g.target, g.combo, \
      g.amount, g.player_id, g.player_seed, g.operator_key, g.created_at_ms, g.epoch, g.leaf, \
-     g.rng_value, g.dice, g.won, g.payout, g.resolved_at_ms";
+     g.rng_value, g.dice, g.won, g.payout, g.resolved_at_ms, g.pool_index";
 
 /// A game's position as stored: written when its epoch resolves, NULL before.
 const SEQ_OF_ONE: &str = "g.seq";
 
 /// Positions of a whole epoch's games in one pass (the per-row count would be quadratic).
 const SEQ_IN_EPOCH: &str = "row_number() OVER (ORDER BY g.id) - 1";
+
+const POOL_ENTRY_COLUMNS: &str =
+    "idx, batch, iterations, x, y, l, pi, game_id, served_at_ms, secret";
+
+fn pool_entry_from_row(r: &Row) -> StoreResult<PoolEntry> {
+    Ok(PoolEntry {
+        batch: r.try_get::<_, i64>("batch").map_err(corrupt)? as u64,
+        entry: vrs_engine::pool::Entry {
+            index: r.try_get::<_, i64>("idx").map_err(corrupt)? as u64,
+            secret: r
+                .try_get::<_, Vec<u8>>("secret")
+                .map_err(corrupt)?
+                .try_into()
+                .map_err(|_| StoreError::Corrupt("pool entry secret is not 32 bytes".into()))?,
+            iterations: r.try_get::<_, i64>("iterations").map_err(corrupt)? as u64,
+            x: r.try_get("x").map_err(corrupt)?,
+            y: r.try_get("y").map_err(corrupt)?,
+            l: r.try_get("l").map_err(corrupt)?,
+            pi: r.try_get("pi").map_err(corrupt)?,
+        },
+        game_id: r.try_get("game_id").map_err(corrupt)?,
+        served_at_ms: r.try_get("served_at_ms").map_err(corrupt)?,
+    })
+}
+
+const POOL_BATCH_COLUMNS: &str =
+    "number, first_index, size, prev_root, anchor_epoch, seed, root, committed_at_ms";
+
+fn pool_batch_from_row(r: &Row) -> StoreResult<PoolBatch> {
+    let hash = |name: &str| -> StoreResult<[u8; 32]> {
+        r.try_get::<_, Vec<u8>>(name)
+            .map_err(corrupt)?
+            .try_into()
+            .map_err(|_| StoreError::Corrupt(format!("pool batch {name} is not 32 bytes")))
+    };
+    Ok(PoolBatch {
+        number: r.try_get::<_, i64>("number").map_err(corrupt)? as u64,
+        first_index: r.try_get::<_, i64>("first_index").map_err(corrupt)? as u64,
+        size: r.try_get::<_, i64>("size").map_err(corrupt)? as u64,
+        prev_root: hash("prev_root")?,
+        anchor_epoch: r.try_get::<_, i64>("anchor_epoch").map_err(corrupt)? as u64,
+        seed: hash("seed")?,
+        root: hash("root")?,
+        committed_at_ms: r.try_get("committed_at_ms").map_err(corrupt)?,
+    })
+}
 
 fn game_from_row(r: &Row) -> StoreResult<GameRecord> {
     let text = |name: &str| r.try_get::<_, Option<String>>(name).map_err(corrupt);
@@ -512,7 +737,14 @@ fn game_from_row(r: &Row) -> StoreResult<GameRecord> {
             created_at_ms: r.try_get("created_at_ms").map_err(corrupt)?,
             leaf: r.try_get("leaf").map_err(corrupt)?,
         },
-        epoch: r.try_get::<_, i64>("epoch").map_err(corrupt)? as u64,
+        epoch: r
+            .try_get::<_, Option<i64>>("epoch")
+            .map_err(corrupt)?
+            .map(|e| e as u64),
+        pool_index: r
+            .try_get::<_, Option<i64>>("pool_index")
+            .map_err(corrupt)?
+            .map(|i| i as u64),
         seq: r
             .try_get::<_, Option<i64>>("seq")
             .map_err(corrupt)?
@@ -573,6 +805,44 @@ impl PgStore {
                 .map_err(pg_err)?;
             let rows = client.query(&stmt, params).await.map_err(pg_err)?;
             rows.iter().map(game_from_row).collect()
+        })
+        .await
+    }
+
+    async fn query_pool_batch(
+        &self,
+        tail: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> StoreResult<Option<PoolBatch>> {
+        timed("read pool batches", async {
+            let client = self.client().await?;
+            let row = client
+                .query_opt(
+                    &format!("SELECT {POOL_BATCH_COLUMNS} FROM pool_batches {tail}"),
+                    params,
+                )
+                .await
+                .map_err(pg_err)?;
+            row.map(|r| pool_batch_from_row(&r)).transpose()
+        })
+        .await
+    }
+
+    async fn query_pool_entries(
+        &self,
+        tail: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> StoreResult<Vec<PoolEntry>> {
+        timed("read pool entries", async {
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    &format!("SELECT {POOL_ENTRY_COLUMNS} FROM pool_entries {tail}"),
+                    params,
+                )
+                .await
+                .map_err(pg_err)?;
+            rows.iter().map(pool_entry_from_row).collect()
         })
         .await
     }
@@ -1057,6 +1327,128 @@ impl Store for PgStore {
             Ok(counts)
         })
         .await
+    }
+
+    async fn last_pool_batch(&self) -> StoreResult<Option<PoolBatch>> {
+        self.query_pool_batch("ORDER BY number DESC LIMIT 1", &[])
+            .await
+    }
+
+    async fn commit_pool_batch(
+        &self,
+        batch: &PoolBatch,
+        entries: &[vrs_engine::pool::Entry],
+    ) -> StoreResult<()> {
+        timed_for(RESOLVE_TIMEOUT, "commit pool batch", async {
+            let mut client = self.client().await?;
+            let tx = read_committed(&mut client).await?;
+            // One generator at a time per schema (the leader; this makes a second one wait).
+            tx.execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
+                &[&POOL_LOCK],
+            )
+            .await
+            .map_err(pg_err)?;
+            let last = tx
+                .query_opt(
+                    &format!(
+                        "SELECT {POOL_BATCH_COLUMNS} FROM pool_batches
+                         ORDER BY number DESC LIMIT 1"
+                    ),
+                    &[],
+                )
+                .await
+                .map_err(pg_err)?
+                .map(|r| pool_batch_from_row(&r))
+                .transpose()?;
+            super::check_pool_link(last.as_ref(), batch, entries)?;
+            tx.execute(
+                "INSERT INTO pool_batches (number, first_index, size, prev_root, anchor_epoch,
+                     seed, root, committed_at_ms)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                &[
+                    &(batch.number as i64),
+                    &(batch.first_index as i64),
+                    &(batch.size as i64),
+                    &batch.prev_root.as_slice(),
+                    &(batch.anchor_epoch as i64),
+                    &batch.seed.as_slice(),
+                    &batch.root.as_slice(),
+                    &batch.committed_at_ms,
+                ],
+            )
+            .await
+            .map_err(pg_err)?;
+            let idx: Vec<i64> = entries.iter().map(|e| e.index as i64).collect();
+            let iterations: Vec<i64> = entries.iter().map(|e| e.iterations as i64).collect();
+            let bytes = |f: fn(&vrs_engine::pool::Entry) -> &[u8]| {
+                entries.iter().map(f).collect::<Vec<&[u8]>>()
+            };
+            tx.execute(
+                "INSERT INTO pool_entries (batch, idx, iterations, x, y, l, pi, secret)
+                 SELECT $1, u.* FROM UNNEST($2::int8[], $3::int8[], $4::bytea[], $5::bytea[],
+                     $6::bytea[], $7::bytea[], $8::bytea[]) AS u",
+                &[
+                    &(batch.number as i64),
+                    &idx,
+                    &iterations,
+                    &bytes(|e| &e.x),
+                    &bytes(|e| &e.y),
+                    &bytes(|e| &e.l),
+                    &bytes(|e| &e.pi),
+                    &bytes(|e| &e.secret),
+                ],
+            )
+            .await
+            .map_err(pg_err)?;
+            tx.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn pool_counts(&self) -> StoreResult<PoolCounts> {
+        let last_batch = self.last_pool_batch().await?;
+        let served: i64 = timed("read pool", async {
+            let client = self.client().await?;
+            Ok(client
+                .query_one("SELECT next_index - 1 FROM pool_state WHERE id = 1", &[])
+                .await
+                .map_err(pg_err)?
+                .get(0))
+        })
+        .await?;
+        Ok(PoolCounts {
+            generated: last_batch.as_ref().map_or(0, |b| b.end_index() - 1),
+            served: served as u64,
+            last_batch,
+        })
+    }
+
+    async fn pool_batch(&self, number: u64) -> StoreResult<Option<PoolBatch>> {
+        self.query_pool_batch("WHERE number = $1", &[&(number as i64)])
+            .await
+    }
+
+    async fn pool_batch_entries(&self, number: u64) -> StoreResult<Vec<PoolEntry>> {
+        self.query_pool_entries("WHERE batch = $1 ORDER BY idx", &[&(number as i64)])
+            .await
+    }
+
+    async fn pool_entry(&self, index: u64) -> StoreResult<Option<PoolEntry>> {
+        Ok(self
+            .query_pool_entries("WHERE idx = $1", &[&(index as i64)])
+            .await?
+            .pop())
+    }
+
+    async fn serve_instant(&self, build: BuildInstant) -> StoreResult<Option<GameRecord>> {
+        let (reply, rx) = oneshot::channel();
+        self.instants
+            .send(InstantReq { build, reply })
+            .await
+            .map_err(|_| StoreError::Unavailable("the instant committers have stopped".into()))?;
+        rx.await
+            .map_err(|_| StoreError::Unavailable("the instant committers have stopped".into()))?
     }
 
     async fn try_lead(&self) -> StoreResult<Option<Box<dyn Lease>>> {

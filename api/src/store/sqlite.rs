@@ -10,8 +10,9 @@ use super::codec::{
     decode_checkpoints, encode_checkpoints, join_digits, parse_combo, parse_digits,
 };
 use super::{
-    EpochInput, EpochOutput, EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution,
-    Lease, NewGame, Store, StoreError, StoreResult,
+    BuildInstant, EpochInput, EpochOutput, EpochRecord, EpochStatus, GameCounts, GameRecord,
+    GameResolution, Lease, NewGame, PoolBatch, PoolCounts, PoolEntry, Store, StoreError,
+    StoreResult,
 };
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
@@ -20,7 +21,10 @@ use std::sync::{mpsc, Arc, Mutex};
 use tokio::sync::oneshot;
 
 /// Versioned migrations, applied in order; the version is the file's number.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../../migrations/sqlite/0001_init.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("../../migrations/sqlite/0001_init.sql")),
+    (2, include_str!("../../migrations/sqlite/0002_pool.sql")),
+];
 
 /// Most inserts committed in one group.
 const MAX_GROUP: usize = 1024;
@@ -28,8 +32,57 @@ const MAX_GROUP: usize = 1024;
 type WriteFn = Box<dyn FnOnce(&mut Connection) + Send>;
 
 enum WriteReq {
-    Insert(Box<NewGame>, oneshot::Sender<StoreResult<u64>>),
+    Bet(GroupItem),
     Other(WriteFn),
+}
+
+/// A write that shares a group transaction with others: a game into the open epoch, or a
+/// pool-served game.
+enum GroupItem {
+    Insert(Box<NewGame>, oneshot::Sender<StoreResult<u64>>),
+    Instant(
+        BuildInstant,
+        oneshot::Sender<StoreResult<Option<GameRecord>>>,
+    ),
+}
+
+enum GroupResult {
+    Insert(u64),
+    Instant(Option<Box<GameRecord>>),
+}
+
+impl GroupItem {
+    fn apply(&self, tx: &Transaction<'_>) -> StoreResult<GroupResult> {
+        match self {
+            Self::Insert(game, _) => insert_game(tx, game).map(GroupResult::Insert),
+            Self::Instant(build, _) => {
+                serve_one(tx, build).map(|g| GroupResult::Instant(g.map(Box::new)))
+            }
+        }
+    }
+
+    fn answer(self, result: StoreResult<GroupResult>) {
+        match (self, result) {
+            (Self::Insert(_, reply), Ok(GroupResult::Insert(e))) => {
+                let _ = reply.send(Ok(e));
+            }
+            (Self::Instant(_, reply), Ok(GroupResult::Instant(g))) => {
+                let _ = reply.send(Ok(g.map(|g| *g)));
+            }
+            (Self::Insert(_, reply), Err(e)) => {
+                let _ = reply.send(Err(e));
+            }
+            (Self::Instant(_, reply), Err(e)) => {
+                let _ = reply.send(Err(e));
+            }
+            (Self::Insert(_, reply), Ok(_)) => {
+                let _ = reply.send(Err(StoreError::Corrupt("mismatched group result".into())));
+            }
+            (Self::Instant(_, reply), Ok(_)) => {
+                let _ = reply.send(Err(StoreError::Corrupt("mismatched group result".into())));
+            }
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -44,7 +97,8 @@ pub struct SqliteStore {
 impl std::fmt::Debug for WriteReq {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Self::Insert(..) => "Insert",
+            Self::Bet(GroupItem::Insert(..)) => "Insert",
+            Self::Bet(GroupItem::Instant(..)) => "Instant",
             Self::Other(_) => "Other",
         })
     }
@@ -213,11 +267,11 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<WriteReq>) {
         };
         match first {
             WriteReq::Other(job) => job(&mut conn),
-            WriteReq::Insert(game, reply) => {
-                let mut group = vec![(game, reply)];
+            WriteReq::Bet(item) => {
+                let mut group = vec![item];
                 while group.len() < MAX_GROUP {
                     match rx.try_recv() {
-                        Ok(WriteReq::Insert(g, r)) => group.push((g, r)),
+                        Ok(WriteReq::Bet(item)) => group.push(item),
                         Ok(other) => {
                             pending = Some(other);
                             break;
@@ -231,42 +285,110 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<WriteReq>) {
     }
 }
 
-/// Commits a group of inserts in one transaction; if that fails, retries each on its own so
+/// Commits a group of bets in one transaction; if that fails, retries each on its own so
 /// that one bad row cannot fail the others.
-fn commit_group(
-    conn: &mut Connection,
-    group: Vec<(Box<NewGame>, oneshot::Sender<StoreResult<u64>>)>,
-) {
+fn commit_group(conn: &mut Connection, group: Vec<GroupItem>) {
     let together = (|| {
         let tx = conn.transaction().map_err(unavailable)?;
-        let mut epochs = Vec::with_capacity(group.len());
-        for (game, _) in &group {
-            epochs.push(insert_game(&tx, game)?);
+        let mut results = Vec::with_capacity(group.len());
+        for item in &group {
+            results.push(item.apply(&tx)?);
         }
         tx.commit().map_err(unavailable)?;
-        Ok::<_, StoreError>(epochs)
+        Ok::<_, StoreError>(results)
     })();
     match together {
-        Ok(epochs) => {
-            for ((_, reply), epoch) in group.into_iter().zip(epochs) {
-                let _ = reply.send(Ok(epoch));
+        Ok(results) => {
+            for (item, r) in group.into_iter().zip(results) {
+                item.answer(Ok(r));
             }
         }
         Err(e) if group.len() == 1 => {
-            if let Some((_, reply)) = group.into_iter().next() {
-                let _ = reply.send(Err(e));
+            if let Some(item) = group.into_iter().next() {
+                item.answer(Err(e));
             }
         }
         Err(_) => {
-            for (game, reply) in group {
+            for item in group {
                 let one = conn.transaction().map_err(unavailable).and_then(|tx| {
-                    let e = insert_game(&tx, &game)?;
+                    let r = item.apply(&tx)?;
                     tx.commit().map_err(unavailable)?;
-                    Ok(e)
+                    Ok(r)
                 });
-                let _ = reply.send(one);
+                item.answer(one);
             }
         }
+    }
+}
+
+/// Takes the next pool entry, if any, and stores the game built from it, resolved.
+fn serve_one(tx: &Transaction<'_>, build: &BuildInstant) -> StoreResult<Option<GameRecord>> {
+    let next: i64 = tx
+        .query_row("SELECT next_index FROM pool_state WHERE id = 1", [], |r| {
+            r.get(0)
+        })
+        .map_err(unavailable)?;
+    let Some(stored) = query_pool_entries(tx, "WHERE idx = ?1", [next])?.pop() else {
+        return Ok(None);
+    };
+    let (new, resolution) = build(&stored.entry).map_err(StoreError::Conflict)?;
+    let now = crate::epoch::now_ms();
+    tx.execute(
+        "INSERT INTO games (game_id, request_id, game, bet_type, target, combo, amount,
+             player_id, player_seed, operator_key, created_at_ms, pool_index, leaf, rng_value,
+             dice, won, payout, resolved_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+             ?18)",
+        params![
+            new.game_id,
+            new.request_id,
+            new.game,
+            new.bet_type,
+            new.target,
+            new.combo.map(|c| join_digits(&c)),
+            new.amount,
+            new.player_id,
+            new.player_seed,
+            new.operator_key,
+            new.created_at_ms,
+            next,
+            new.leaf,
+            resolution.rng_value,
+            join_digits(&resolution.dice),
+            resolution.won,
+            resolution.payout,
+            now,
+        ],
+    )
+    .map_err(|e| constraint_or_unavailable(e, &new.game_id))?;
+    tx.execute(
+        "UPDATE pool_entries SET game_id = ?2, served_at_ms = ?3 WHERE idx = ?1",
+        params![next, new.game_id, now],
+    )
+    .map_err(unavailable)?;
+    tx.execute(
+        "UPDATE pool_state SET next_index = next_index + 1 WHERE id = 1",
+        [],
+    )
+    .map_err(unavailable)?;
+    Ok(Some(GameRecord {
+        new,
+        epoch: None,
+        pool_index: Some(next as u64),
+        seq: None,
+        resolution: Some(resolution),
+        resolved_at_ms: Some(now),
+    }))
+}
+
+fn constraint_or_unavailable(e: rusqlite::Error, game_id: &str) -> StoreError {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            StoreError::Conflict(format!("game {game_id} already exists"))
+        }
+        other => unavailable(other),
     }
 }
 
@@ -302,14 +424,7 @@ fn insert_game(tx: &Transaction<'_>, g: &NewGame) -> StoreResult<u64> {
             g.leaf,
         ],
     )
-    .map_err(|e| match e {
-        rusqlite::Error::SqliteFailure(f, _)
-            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
-        {
-            StoreError::Conflict(format!("game {} already exists", g.game_id))
-        }
-        other => unavailable(other),
-    })?;
+    .map_err(|e| constraint_or_unavailable(e, &g.game_id))?;
     Ok(epoch as u64)
 }
 
@@ -389,7 +504,7 @@ fn query_epoch(
 
 const GAME_COLUMNS: &str = "game_id, request_id, game, bet_type, target, combo, amount, \
      player_id, player_seed, operator_key, created_at_ms, epoch, seq, leaf, rng_value, dice, \
-     won, payout, resolved_at_ms";
+     won, payout, resolved_at_ms, pool_index";
 
 fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
     let combo: Option<String> = r.get(5)?;
@@ -431,8 +546,9 @@ fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
             created_at_ms: r.get(10)?,
             leaf: r.get(13)?,
         },
-        epoch: r.get::<_, i64>(11)? as u64,
-        seq: Some(r.get::<_, i64>(12)? as u64),
+        epoch: r.get::<_, Option<i64>>(11)?.map(|e| e as u64),
+        pool_index: r.get::<_, Option<i64>>(19)?.map(|i| i as u64),
+        seq: r.get::<_, Option<i64>>(12)?.map(|s| s as u64),
         resolution,
         resolved_at_ms: r.get(18)?,
     }))
@@ -463,6 +579,88 @@ fn epoch_leaves(conn: &Connection, epoch: u64) -> StoreResult<Vec<Vec<u8>>> {
         .map_err(unavailable)?;
     rows.collect::<rusqlite::Result<Vec<_>>>()
         .map_err(unavailable)
+}
+
+fn hash32(v: Vec<u8>, what: &str) -> StoreResult<[u8; 32]> {
+    v.try_into()
+        .map_err(|_| StoreError::Corrupt(format!("{what} is not 32 bytes")))
+}
+
+const POOL_ENTRY_COLUMNS: &str =
+    "idx, batch, iterations, x, y, l, pi, game_id, served_at_ms, secret";
+
+fn query_pool_entries(
+    conn: &Connection,
+    tail: &str,
+    p: impl rusqlite::Params,
+) -> StoreResult<Vec<PoolEntry>> {
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {POOL_ENTRY_COLUMNS} FROM pool_entries {tail}"
+        ))
+        .map_err(unavailable)?;
+    let rows = stmt
+        .query_map(p, |r| {
+            Ok(PoolEntry {
+                batch: r.get::<_, i64>(1)? as u64,
+                entry: vrs_engine::pool::Entry {
+                    index: r.get::<_, i64>(0)? as u64,
+                    secret: r.get::<_, [u8; 32]>(9)?,
+                    iterations: r.get::<_, i64>(2)? as u64,
+                    x: r.get(3)?,
+                    y: r.get(4)?,
+                    l: r.get(5)?,
+                    pi: r.get(6)?,
+                },
+                game_id: r.get(7)?,
+                served_at_ms: r.get(8)?,
+            })
+        })
+        .map_err(unavailable)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(unavailable)
+}
+
+const POOL_BATCH_COLUMNS: &str =
+    "number, first_index, size, prev_root, anchor_epoch, seed, root, committed_at_ms";
+
+fn query_pool_batch(
+    conn: &Connection,
+    tail: &str,
+    p: impl rusqlite::Params,
+) -> StoreResult<Option<PoolBatch>> {
+    let row = conn
+        .query_row(
+            &format!("SELECT {POOL_BATCH_COLUMNS} FROM pool_batches {tail}"),
+            p,
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, Vec<u8>>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, Vec<u8>>(5)?,
+                    r.get::<_, Vec<u8>>(6)?,
+                    r.get::<_, i64>(7)?,
+                ))
+            },
+        )
+        .optional()
+        .map_err(unavailable)?;
+    row.map(|(number, first, size, prev, anchor, seed, root, at)| {
+        Ok(PoolBatch {
+            number: number as u64,
+            first_index: first as u64,
+            size: size as u64,
+            prev_root: hash32(prev, "prev_root")?,
+            anchor_epoch: anchor as u64,
+            seed: hash32(seed, "seed")?,
+            root: hash32(root, "root")?,
+            committed_at_ms: at,
+        })
+    })
+    .transpose()
 }
 
 fn status_of(tx: &Transaction<'_>, epoch: u64) -> StoreResult<Option<EpochStatus>> {
@@ -540,7 +738,7 @@ impl Store for SqliteStore {
     async fn insert_game(&self, game: NewGame) -> StoreResult<u64> {
         let (tx, rx) = oneshot::channel();
         self.writer
-            .send(WriteReq::Insert(Box::new(game), tx))
+            .send(WriteReq::Bet(GroupItem::Insert(Box::new(game), tx)))
             .map_err(|_| unavailable("the writer thread has stopped"))?;
         rx.await
             .map_err(|_| unavailable("the writer thread has stopped"))?
@@ -789,6 +987,102 @@ impl Store for SqliteStore {
             Ok(counts)
         })
         .await
+    }
+
+    async fn last_pool_batch(&self) -> StoreResult<Option<PoolBatch>> {
+        self.read(|c| query_pool_batch(c, "ORDER BY number DESC LIMIT 1", []))
+            .await
+    }
+
+    async fn commit_pool_batch(
+        &self,
+        batch: &PoolBatch,
+        entries: &[vrs_engine::pool::Entry],
+    ) -> StoreResult<()> {
+        let batch = batch.clone();
+        let entries = entries.to_vec();
+        self.write(move |tx| {
+            let last = query_pool_batch(tx, "ORDER BY number DESC LIMIT 1", [])?;
+            super::check_pool_link(last.as_ref(), &batch, &entries)?;
+            tx.execute(
+                "INSERT INTO pool_batches (number, first_index, size, prev_root, anchor_epoch,
+                     seed, root, committed_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    batch.number as i64,
+                    batch.first_index as i64,
+                    batch.size as i64,
+                    batch.prev_root.to_vec(),
+                    batch.anchor_epoch as i64,
+                    batch.seed.to_vec(),
+                    batch.root.to_vec(),
+                    batch.committed_at_ms,
+                ],
+            )
+            .map_err(|e| constraint_or_unavailable(e, "pool batch"))?;
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO pool_entries (idx, batch, iterations, x, y, l, pi, secret)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )
+                .map_err(unavailable)?;
+            for e in &entries {
+                stmt.execute(params![
+                    e.index as i64,
+                    batch.number as i64,
+                    e.iterations as i64,
+                    e.x,
+                    e.y,
+                    e.l,
+                    e.pi,
+                    e.secret.to_vec()
+                ])
+                .map_err(unavailable)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn pool_counts(&self) -> StoreResult<PoolCounts> {
+        self.read(|c| {
+            let next: i64 = c
+                .query_row("SELECT next_index FROM pool_state WHERE id = 1", [], |r| {
+                    r.get(0)
+                })
+                .map_err(unavailable)?;
+            let last_batch = query_pool_batch(c, "ORDER BY number DESC LIMIT 1", [])?;
+            Ok(PoolCounts {
+                generated: last_batch.as_ref().map_or(0, |b| b.end_index() - 1),
+                served: (next - 1) as u64,
+                last_batch,
+            })
+        })
+        .await
+    }
+
+    async fn pool_batch(&self, number: u64) -> StoreResult<Option<PoolBatch>> {
+        self.read(move |c| query_pool_batch(c, "WHERE number = ?1", [number as i64]))
+            .await
+    }
+
+    async fn pool_batch_entries(&self, number: u64) -> StoreResult<Vec<PoolEntry>> {
+        self.read(move |c| query_pool_entries(c, "WHERE batch = ?1 ORDER BY idx", [number as i64]))
+            .await
+    }
+
+    async fn pool_entry(&self, index: u64) -> StoreResult<Option<PoolEntry>> {
+        self.read(move |c| Ok(query_pool_entries(c, "WHERE idx = ?1", [index as i64])?.pop()))
+            .await
+    }
+
+    async fn serve_instant(&self, build: BuildInstant) -> StoreResult<Option<GameRecord>> {
+        let (tx, rx) = oneshot::channel();
+        self.writer
+            .send(WriteReq::Bet(GroupItem::Instant(build, tx)))
+            .map_err(|_| unavailable("the writer thread has stopped"))?;
+        rx.await
+            .map_err(|_| unavailable("the writer thread has stopped"))?
     }
 
     async fn try_lead(&self) -> StoreResult<Option<Box<dyn Lease>>> {

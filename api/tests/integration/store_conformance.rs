@@ -7,8 +7,13 @@ use std::time::Duration;
 use vrs::store::postgres::PgStore;
 use vrs::store::sqlite::SqliteStore;
 use vrs::store::{
-    EpochInput, EpochOutput, EpochStatus, GameResolution, NewGame, Store, StoreError,
+    BuildInstant, EpochInput, EpochOutput, EpochStatus, GameResolution, NewGame, PoolBatch, Store,
+    StoreError,
 };
+use vrs_engine::backend::fast::Fast;
+use vrs_engine::backend::Backend;
+use vrs_engine::group::Modulus;
+use vrs_engine::pool;
 
 fn game(i: u32, game: &str) -> NewGame {
     NewGame {
@@ -141,7 +146,7 @@ async fn lifecycle(s: &dyn Store) {
     assert!(s.unresolved_epochs().await.unwrap().is_empty());
 
     let g1 = s.game(&r1.game_id).await.unwrap().unwrap();
-    assert_eq!((g1.epoch, g1.seq), (1, Some(0)));
+    assert_eq!((g1.epoch, g1.seq, g1.pool_index), (Some(1), Some(0), None));
     assert_eq!(g1.new, game(1, "dice"));
     assert_eq!(g1.resolution, Some(r1));
     assert_eq!(g1.resolved_at_ms, Some(1_000));
@@ -283,7 +288,7 @@ async fn closes_go_through_a_stream_of_inserts(stores: Vec<Arc<dyn Store>>) {
     for w in writers {
         for (id, e) in w.await.unwrap() {
             *per_epoch.entry(e).or_default() += 1;
-            assert_eq!(closer.game(&id).await.unwrap().unwrap().epoch, e);
+            assert_eq!(closer.game(&id).await.unwrap().unwrap().epoch, Some(e));
         }
     }
     for (e, n) in &closed {
@@ -334,6 +339,148 @@ async fn a_large_epoch_resolves(s: Arc<dyn Store>) {
         assert!(g.resolution.is_some());
     }
     assert_eq!(s.game_counts().await.unwrap().resolved, u64::from(n));
+}
+
+/// A pool batch of `n` entries after `prev` (tiny T on the test modulus).
+fn pool_batch(prev: Option<&PoolBatch>, n: u64) -> (PoolBatch, Vec<pool::Entry>) {
+    let m = Modulus::by_name("test512").unwrap();
+    let fast = Fast::prepare(&m).unwrap();
+    let (number, first, prev_root) = match prev {
+        Some(p) => (p.number + 1, p.end_index(), p.root),
+        None => (1, 1, pool::GENESIS_ROOT),
+    };
+    let link = pool::BatchLink {
+        batch: number,
+        prev_root,
+        anchor_epoch: 1,
+        anchor_y: vec![3; 64],
+    };
+    let seed = pool::batch_seed(&link);
+    let entries: Vec<pool::Entry> = (first..first + n)
+        .map(|i| pool::compute_entry(&fast, &m, &seed, i, [i as u8; 32], 20).unwrap())
+        .collect();
+    let batch = PoolBatch {
+        number,
+        first_index: first,
+        size: n,
+        prev_root,
+        anchor_epoch: 1,
+        seed,
+        root: pool::batch_root(&entries),
+        committed_at_ms: 7,
+    };
+    (batch, entries)
+}
+
+/// What a bet builds from the entry it is served (the real one lives in the HTTP layer).
+fn instant(tag: u32) -> BuildInstant {
+    Box::new(move |e: &pool::Entry| {
+        let mut g = game(900_000 + tag, "dice");
+        g.game_id = pool::game_id(e.index, &e.y);
+        let r = resolution(&g.game_id);
+        Ok((g, r))
+    })
+}
+
+/// The pool chain: batches extend it or are refused; entries are served in index order, each
+/// once, and stored resolved; an empty pool serves nothing and writes nothing.
+async fn pool_serves_in_order(s: &dyn Store) {
+    s.bootstrap("test512", 0).await.unwrap();
+    assert_eq!(s.last_pool_batch().await.unwrap(), None);
+    assert!(
+        s.serve_instant(instant(0)).await.unwrap().is_none(),
+        "empty pool"
+    );
+    let (b1, e1) = pool_batch(None, 3);
+    let mut wrong = b1.clone();
+    wrong.number = 2;
+    assert!(matches!(
+        s.commit_pool_batch(&wrong, &e1).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(
+        s.commit_pool_batch(&b1, &e1[..2]).await.is_err(),
+        "entries missing"
+    );
+    s.commit_pool_batch(&b1, &e1).await.unwrap();
+    assert!(
+        s.commit_pool_batch(&b1, &e1).await.is_err(),
+        "committed twice"
+    );
+    let (b2, e2) = pool_batch(Some(&b1), 2);
+    let mut forked = b2.clone();
+    forked.prev_root = [9; 32];
+    assert!(
+        s.commit_pool_batch(&forked, &e2).await.is_err(),
+        "wrong previous root"
+    );
+    s.commit_pool_batch(&b2, &e2).await.unwrap();
+    assert_eq!(s.last_pool_batch().await.unwrap(), Some(b2.clone()));
+    assert_eq!(s.pool_batch(1).await.unwrap(), Some(b1.clone()));
+    let counts = s.pool_counts().await.unwrap();
+    assert_eq!((counts.generated, counts.served, counts.depth()), (5, 0, 5));
+
+    let mut served = Vec::new();
+    for tag in 0..5 {
+        let g = s
+            .serve_instant(instant(tag))
+            .await
+            .unwrap()
+            .expect("an entry");
+        served.push(g);
+    }
+    assert!(
+        s.serve_instant(instant(9)).await.unwrap().is_none(),
+        "exhausted"
+    );
+    let all: Vec<&pool::Entry> = e1.iter().chain(&e2).collect();
+    for (g, e) in served.iter().zip(&all) {
+        assert_eq!(g.pool_index, Some(e.index), "strict index order");
+        assert_eq!(g.new.game_id, pool::game_id(e.index, &e.y));
+        let stored = s.game(&g.new.game_id).await.unwrap().unwrap();
+        assert_eq!((stored.epoch, stored.pool_index), (None, Some(e.index)));
+        assert_eq!(stored.resolution, g.resolution);
+        let entry = s.pool_entry(e.index).await.unwrap().unwrap();
+        assert_eq!(entry.entry, **e);
+        assert_eq!(entry.game_id.as_deref(), Some(g.new.game_id.as_str()));
+        assert!(entry.served_at_ms.is_some());
+    }
+    let in_batch: Vec<u64> = s
+        .pool_batch_entries(2)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.entry.index)
+        .collect();
+    assert_eq!(in_batch, [4, 5]);
+    let counts = s.pool_counts().await.unwrap();
+    assert_eq!((counts.generated, counts.served, counts.depth()), (5, 5, 0));
+    assert_eq!(s.game_counts().await.unwrap().total, 5);
+}
+
+/// Concurrent instant bets through several stores (replicas): every entry goes to exactly one
+/// bet, the indices served are exactly 1..=n, and the rest find the pool empty.
+async fn pool_entries_are_served_once(stores: Vec<Arc<dyn Store>>) {
+    stores[0].bootstrap("test512", 0).await.unwrap();
+    let (b1, e1) = pool_batch(None, 30);
+    stores[0].commit_pool_batch(&b1, &e1).await.unwrap();
+    let tasks: Vec<_> = (0..45u32)
+        .map(|i| {
+            let s = Arc::clone(&stores[i as usize % stores.len()]);
+            tokio::spawn(async move { s.serve_instant(instant(i)).await.unwrap() })
+        })
+        .collect();
+    let mut indices = Vec::new();
+    let mut empty = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            Some(g) => indices.push(g.pool_index.unwrap()),
+            None => empty += 1,
+        }
+    }
+    indices.sort_unstable();
+    assert_eq!(indices, (1..=30).collect::<Vec<u64>>());
+    assert_eq!(empty, 15);
 }
 
 /// Exactly one holder of the lease at a time; it passes on when the holder lets go.
@@ -420,6 +567,34 @@ async fn sqlite_a_large_epoch_resolves() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_pool_serves_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    pool_serves_in_order(&SqliteStore::open(dir.path()).unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_pool_serves_in_order() {
+    let schema = TestSchema::create("pool");
+    pool_serves_in_order(&pg(&schema).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_pool_entries_are_served_once() {
+    let dir = tempfile::tempdir().unwrap();
+    pool_entries_are_served_once(vec![Arc::new(SqliteStore::open(dir.path()).unwrap())]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_pool_entries_are_served_once_across_replicas() {
+    let schema = TestSchema::create("poolrace");
+    let mut stores: Vec<Arc<dyn Store>> = Vec::new();
+    for _ in 0..3 {
+        stores.push(Arc::new(pg(&schema).await));
+    }
+    pool_entries_are_served_once(stores).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_refuses_a_newer_schema() {
     let schema = TestSchema::create("newer");
     drop(pg(&schema).await);
@@ -489,6 +664,60 @@ fn sqlite_refuses_a_newer_schema() {
     let err = SqliteStore::open(dir.path()).unwrap_err();
     assert!(matches!(err, StoreError::Schema(_)), "{err}");
     assert!(err.to_string().contains("999"), "{err}");
+}
+
+/// A store written at schema version 1 keeps its games through the upgrade to version 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_upgrade_from_version_1_keeps_games() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let conn = rusqlite::Connection::open(dir.path().join("vrs.sqlite3")).unwrap();
+        conn.execute_batch(include_str!("../../migrations/sqlite/0001_init.sql"))
+            .unwrap();
+        conn.execute_batch(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY,
+                 applied_at_ms INTEGER NOT NULL);
+             INSERT INTO schema_migrations VALUES (1, 0);
+             INSERT INTO meta VALUES ('modulus', 'test512');
+             INSERT INTO epochs (number, status, modulus, opened_at_ms) VALUES (1, 'open', 'test512', 5);
+             INSERT INTO games (game_id, request_id, game, player_id, operator_key,
+                 created_at_ms, epoch, seq, leaf)
+             VALUES ('00000000000000000000000000000001', 'r', 'rng', 'p', 'o', 6, 1, 0, x'01');",
+        )
+        .unwrap();
+    }
+    let s = SqliteStore::open(dir.path()).unwrap();
+    let g = s
+        .game("00000000000000000000000000000001")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((g.epoch, g.seq, g.pool_index), (Some(1), Some(0), None));
+    assert_eq!(s.insert_game(game(2, "dice")).await.unwrap(), 1);
+    assert_eq!(s.pool_counts().await.unwrap().served, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_upgrade_from_version_1_keeps_games() {
+    let schema = TestSchema::create("upgrade");
+    schema.execute(include_str!("../../migrations/postgres/0001_init.sql"));
+    schema.execute(
+        "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, applied_at_ms BIGINT NOT NULL);
+         INSERT INTO schema_migrations VALUES (1, 0);
+         INSERT INTO meta VALUES ('modulus', 'test512');
+         INSERT INTO epochs (number, status, modulus, opened_at_ms) VALUES (1, 'open', 'test512', 5);
+         INSERT INTO games (game_id, request_id, game, player_id, operator_key, created_at_ms,
+             epoch, leaf)
+         VALUES ('00000000000000000000000000000001', 'r', 'rng', 'p', 'o', 6, 1, '\\x01');",
+    );
+    let s = pg(&schema).await;
+    let g = s
+        .game("00000000000000000000000000000001")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((g.epoch, g.pool_index), (Some(1), None));
+    assert_eq!(s.insert_game(game(2, "dice")).await.unwrap(), 1);
 }
 
 #[test]
