@@ -41,6 +41,31 @@ pub struct ServeConfig {
     /// Largest bet amount accepted.
     #[arg(long, env = "VRS_MAX_BET", default_value = "10000.00", value_parser = parse_amount)]
     pub max_bet: Amount,
+    /// Resolve bets that do not say `"instant"` from the precomputed pool (a body's
+    /// `"instant": false` still takes the epoch path).
+    #[arg(long, env = "VRS_INSTANT_BETS")]
+    pub instant_bets: bool,
+    /// Threads computing pool entries on the leader (default: all cores but the one running
+    /// the epoch VDF; 0 turns the generator off).
+    #[arg(long, env = "VRS_POOL_THREADS")]
+    pub pool_threads: Option<usize>,
+    /// Squarings per pool entry (T_pool), recorded per entry.
+    #[arg(long, env = "VRS_POOL_ITERATIONS", default_value_t = 1024,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub pool_iterations: u64,
+    /// Entries per pool batch (one Merkle root each).
+    #[arg(long, env = "VRS_POOL_BATCH", default_value_t = 256,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub pool_batch: u64,
+    /// Refill the pool when fewer entries than this are left.
+    #[arg(long, env = "VRS_POOL_LOW_WATER", default_value_t = 20_000)]
+    pub pool_low_water: u64,
+    /// Stop refilling once this many entries are ready.
+    #[arg(long, env = "VRS_POOL_DEPTH", default_value_t = 50_000)]
+    pub pool_depth: u64,
+    /// Most pool entries generated per second (0: as fast as the threads go).
+    #[arg(long, env = "VRS_POOL_REFILL_RATE", default_value_t = 0)]
+    pub pool_refill_rate: u64,
 }
 
 fn parse_amount(s: &str) -> Result<Amount, String> {
@@ -48,6 +73,19 @@ fn parse_amount(s: &str) -> Result<Amount, String> {
 }
 
 impl ServeConfig {
+    pub fn pool(&self) -> crate::pool::PoolConfig {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        crate::pool::PoolConfig {
+            iterations: self.pool_iterations,
+            threads: self.pool_threads.unwrap_or(cores.saturating_sub(1).max(1)),
+            batch_size: self.pool_batch,
+            low_water: self.pool_low_water.min(self.pool_depth),
+            target_depth: self.pool_depth,
+            refill_rate: self.pool_refill_rate,
+            instant_default: self.instant_bets,
+        }
+    }
+
     pub fn limits(&self) -> Limits {
         Limits {
             min_amount: self.min_bet,

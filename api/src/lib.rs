@@ -8,6 +8,8 @@ pub mod epoch;
 pub mod games;
 pub mod http;
 pub mod outcome;
+pub mod pool;
 pub mod proof_json;
 pub mod store;
 pub mod verify;
+pub mod verify_pool;

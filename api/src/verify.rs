@@ -63,9 +63,7 @@ pub async fn lookup(store: &dyn Store, game_id: &str) -> anyhow::Result<Lookup> 
         return Ok(Lookup::Pending(Box::new(game)));
     }
     let Some(epoch_number) = game.epoch else {
-        // Pool-served games (docs/PROTOCOL.md §14) are not served by the API yet; their
-        // verification comes with the instant path.
-        anyhow::bail!("game {game_id} is pool-served; pool verification is not available yet");
+        return lookup_pool(store, game).await;
     };
     let epoch = store
         .epoch(epoch_number)
@@ -84,7 +82,7 @@ pub async fn lookup(store: &dyn Store, game_id: &str) -> anyhow::Result<Lookup> 
     ))))
 }
 
-fn check(checks: &mut Vec<Check>, name: &'static str, result: Result<String, String>) {
+pub(crate) fn check(checks: &mut Vec<Check>, name: &'static str, result: Result<String, String>) {
     let (passed, detail) = match result {
         Ok(d) => (true, d),
         Err(d) => (false, d),
@@ -200,56 +198,7 @@ pub fn verify(
     });
 
     // 5. rngValue, dice and payout recomputed from y.
-    let stored = game
-        .resolution
-        .clone()
-        .unwrap_or_else(|| crate::store::GameResolution {
-            game_id: g.game_id.clone(),
-            rng_value: String::new(),
-            dice: vec![],
-            won: None,
-            payout: None,
-        });
-    let derived = outcome::derive(y_bytes, g);
-    match &derived {
-        Ok(o) => {
-            let again = o.resolution(&g.game_id);
-            check(&mut checks, "rng_value", {
-                if again.rng_value == stored.rng_value {
-                    Ok("HMAC-SHA256(y, game_id ‖ player_seed) matches".into())
-                } else {
-                    Err(format!(
-                        "recomputed {} but stored {}",
-                        again.rng_value, stored.rng_value
-                    ))
-                }
-            });
-            check(&mut checks, "dice", {
-                if again.dice == stored.dice {
-                    Ok(format!("dice {:?}", again.dice))
-                } else {
-                    Err(format!(
-                        "recomputed {:?} but stored {:?}",
-                        again.dice, stored.dice
-                    ))
-                }
-            });
-            check(&mut checks, "payout", {
-                if again.won == stored.won && again.payout == stored.payout {
-                    Ok(match &o.bet {
-                        Some((_, _, s)) => s.rule.clone(),
-                        None => "raw RNG: no bet".into(),
-                    })
-                } else {
-                    Err(format!(
-                        "recomputed won {:?} payout {:?} but stored {:?} {:?}",
-                        again.won, again.payout, stored.won, stored.payout
-                    ))
-                }
-            });
-        }
-        Err(msg) => check(&mut checks, "rng_value", Err(msg.clone())),
-    }
+    let (stored, derived) = outcome_checks(&mut checks, y_bytes, game);
 
     let verified = checks.iter().all(|c| c.passed);
     let seed_hex = seed.as_ref().map(hex::encode).unwrap_or_default();
@@ -303,6 +252,110 @@ pub fn verify(
     }
 }
 
+/// The stored resolution, the outcome recomputed from `y`, and the `rng_value`, `dice` and
+/// `payout` checks comparing them.
+pub(crate) fn outcome_checks(
+    checks: &mut Vec<Check>,
+    y: &[u8],
+    game: &GameRecord,
+) -> (crate::store::GameResolution, Result<Outcome, String>) {
+    let g = &game.new;
+    let stored = game
+        .resolution
+        .clone()
+        .unwrap_or_else(|| crate::store::GameResolution {
+            game_id: g.game_id.clone(),
+            rng_value: String::new(),
+            dice: vec![],
+            won: None,
+            payout: None,
+        });
+    let derived = outcome::derive(y, g);
+    match &derived {
+        Ok(o) => {
+            let again = o.resolution(&g.game_id);
+            check(checks, "rng_value", {
+                if again.rng_value == stored.rng_value {
+                    Ok("HMAC-SHA256(y, game_id ‖ player_seed) matches".into())
+                } else {
+                    Err(format!(
+                        "recomputed {} but stored {}",
+                        again.rng_value, stored.rng_value
+                    ))
+                }
+            });
+            check(checks, "dice", {
+                if again.dice == stored.dice {
+                    Ok(format!("dice {:?}", again.dice))
+                } else {
+                    Err(format!(
+                        "recomputed {:?} but stored {:?}",
+                        again.dice, stored.dice
+                    ))
+                }
+            });
+            check(checks, "payout", {
+                if again.won == stored.won && again.payout == stored.payout {
+                    Ok(match &o.bet {
+                        Some((_, _, s)) => s.rule.clone(),
+                        None => "raw RNG: no bet".into(),
+                    })
+                } else {
+                    Err(format!(
+                        "recomputed won {:?} payout {:?} but stored {:?} {:?}",
+                        again.won, again.payout, stored.won, stored.payout
+                    ))
+                }
+            });
+        }
+        Err(msg) => check(checks, "rng_value", Err(msg.clone())),
+    }
+    (stored, derived)
+}
+
+/// Loads what a pool-served game is checked against and verifies it.
+async fn lookup_pool(store: &dyn Store, game: GameRecord) -> anyhow::Result<Lookup> {
+    let id = &game.new.game_id;
+    let index = game
+        .pool_index
+        .with_context(|| format!("game {id} has neither an epoch nor a pool entry"))?;
+    let entry = store
+        .pool_entry(index)
+        .await?
+        .with_context(|| format!("pool entry {index} of game {id} is missing"))?;
+    let batch = store
+        .pool_batch(entry.batch)
+        .await?
+        .with_context(|| format!("pool batch {} is missing", entry.batch))?;
+    let prev_root = match batch.number {
+        1 => None,
+        n => store.pool_batch(n - 1).await?.map(|p| p.root),
+    };
+    let anchor = store.epoch(batch.anchor_epoch).await?;
+    let modulus_id = anchor
+        .as_ref()
+        .map(|a| a.modulus.clone())
+        .with_context(|| format!("anchor epoch {} is missing", batch.anchor_epoch))?;
+    let modulus = Modulus::by_name(&modulus_id)
+        .with_context(|| format!("anchor epoch names modulus {modulus_id}"))?;
+    let batch_entries = store
+        .pool_batch_entries(batch.number)
+        .await?
+        .into_iter()
+        .map(|e| e.entry)
+        .collect();
+    let evidence = crate::verify_pool::PoolEvidence {
+        entry,
+        batch,
+        prev_root,
+        anchor,
+        batch_entries,
+    };
+    Ok(Lookup::Resolved(Box::new(crate::verify_pool::verify_pool(
+        &modulus, &game, &evidence,
+    ))))
+}
+
 /// The committed fields of a game.
 pub fn bet_json(game: &GameRecord) -> Value {
     let g = &game.new;
@@ -320,7 +373,7 @@ pub fn bet_json(game: &GameRecord) -> Value {
 }
 
 /// The outcome object: die1, die2 (die3 for Sic Bo) and total.
-fn outcome_json(dice: &[u8]) -> Value {
+pub fn outcome_json(dice: &[u8]) -> Value {
     let mut o = serde_json::Map::new();
     for (i, d) in dice.iter().enumerate() {
         o.insert(format!("die{}", i + 1), json!(d));
@@ -385,12 +438,7 @@ fn replay_steps(
     let input = epoch.input.as_ref();
     let output = epoch.output.as_ref();
     let y_hex = output.map(|o| hex::encode(&o.y)).unwrap_or_default();
-    let seed = g.player_seed.clone().unwrap_or_default();
-    let mut message = g.game_id.as_bytes().to_vec();
-    message.extend_from_slice(seed.as_bytes());
-    let roll = derived.and_then(|d| d.roll.as_ref());
-    let settlement = derived.and_then(|d| d.bet.as_ref());
-    vec![
+    let mut steps = vec![
         json!({
             "step": 1,
             "action": "bet_committed",
@@ -425,6 +473,25 @@ fn replay_steps(
             "computation_ms": output.map(|o| o.computation_ms),
             "published_at": output.map(|o| o.resolved_at_ms / 1000),
         }),
+    ];
+    steps.extend(outcome_steps(game, &y_hex, stored, derived));
+    steps
+}
+
+/// Replay steps 3 to 5, the same for every game: rngValue from the key y, the dice, the bet.
+pub(crate) fn outcome_steps(
+    game: &GameRecord,
+    y_hex: &str,
+    stored: &crate::store::GameResolution,
+    derived: Option<&Outcome>,
+) -> Vec<Value> {
+    let g = &game.new;
+    let seed = g.player_seed.clone().unwrap_or_default();
+    let mut message = g.game_id.as_bytes().to_vec();
+    message.extend_from_slice(seed.as_bytes());
+    let roll = derived.and_then(|d| d.roll.as_ref());
+    let settlement = derived.and_then(|d| d.bet.as_ref());
+    vec![
         json!({
             "step": 3,
             "action": "randomness_derived",

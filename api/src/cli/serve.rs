@@ -3,6 +3,7 @@
 use crate::config::ServeConfig;
 use crate::epoch::{now_ms, EngineStatus, EpochConfig, EpochLoop};
 use crate::http::{app, AppState};
+use crate::pool::{Generator, PoolStatus};
 use crate::store::postgres::PgStore;
 use crate::store::sqlite::SqliteStore;
 use crate::store::Store;
@@ -100,7 +101,15 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     )?;
     // Replicas ask for the lease often enough to take over well within two epochs.
     let poll = Duration::from_millis((config.epoch_ms / 4).clamp(20, 1000));
-    let loop_task = tokio::spawn(epoch_loop.lead(stop_rx, poll));
+    let pool = config.pool();
+    let pool_status = Arc::new(PoolStatus::default());
+    let generator = Generator::new(
+        Arc::clone(&store),
+        modulus.clone(),
+        pool.clone(),
+        Arc::clone(&pool_status),
+    )?;
+    let loop_task = tokio::spawn(epoch_loop.lead(stop_rx, poll, Some(generator)));
 
     let state = Arc::new(AppState {
         store,
@@ -111,6 +120,8 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         squarings_per_second: rate,
         limits: config.limits(),
         started: Instant::now(),
+        pool,
+        pool_status,
     });
     axum::serve(listener, app(state))
         .with_graceful_shutdown(shutdown_signal())

@@ -96,7 +96,13 @@ impl EpochLoop {
     /// Runs the loop whenever this process holds the store's lease, until `shutdown` turns
     /// true. Replicas that do not lead ask again every `poll`; a leader whose lease is lost
     /// (its lock connection failed) stops at once and becomes a candidate again.
-    pub async fn lead(mut self, mut shutdown: watch::Receiver<bool>, poll: Duration) {
+    /// While leading, `generator` (if any) keeps the instant-bet pool filled beside the loop.
+    pub async fn lead(
+        mut self,
+        mut shutdown: watch::Receiver<bool>,
+        poll: Duration,
+        mut generator: Option<crate::pool::Generator>,
+    ) {
         loop {
             if *shutdown.borrow() {
                 return;
@@ -109,8 +115,15 @@ impl EpochLoop {
                 Ok(Some(mut lease)) => {
                     self.status.leader.store(true, Ordering::Relaxed);
                     tracing::info!("this process now leads the epoch chain");
+                    let generate = async {
+                        match generator.as_mut() {
+                            Some(g) => g.run().await,
+                            None => std::future::pending().await,
+                        }
+                    };
                     tokio::select! {
                         _ = self.run(&mut shutdown) => return,
+                        _ = generate => {}
                         _ = lease.lost() => {
                             tracing::warn!("lost the epoch lease (its database connection failed); standing by");
                         }

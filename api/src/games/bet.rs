@@ -148,6 +148,9 @@ pub struct PlacedBet {
     pub player_seed: Option<String>,
     /// Which operator key the bet is placed under; [`DEFAULT_OPERATOR_KEY`] when not given.
     pub operator_key: String,
+    /// `"instant"`: resolve from the pool now (true) or with an epoch (false); `None` leaves it
+    /// to the operator's default.
+    pub instant: Option<bool>,
 }
 
 /// Why a bet request was refused. The message names the offending field and what is allowed.
@@ -184,6 +187,7 @@ fn valid_fields(game: Game) -> &'static [&'static str] {
         "player_id",
         "player_seed",
         "operator_key",
+        "instant",
     ];
     const SICBO: &[&str] = &[
         "bet_type",
@@ -193,6 +197,7 @@ fn valid_fields(game: Game) -> &'static [&'static str] {
         "player_id",
         "player_seed",
         "operator_key",
+        "instant",
     ];
     match game {
         Game::Sicbo => SICBO,
@@ -503,12 +508,25 @@ pub fn parse_bet(game: Game, body: &[u8], limits: &Limits) -> Result<PlacedBet, 
     let player_seed = string_field(&fields, "player_seed", MAX_PLAYER_SEED_CHARS)?;
     let operator_key = string_field(&fields, "operator_key", MAX_OPERATOR_KEY_CHARS)?
         .unwrap_or_else(|| DEFAULT_OPERATOR_KEY.to_string());
+    let instant = match fields.get("instant").map(|t| t.trim()) {
+        None | Some("null") => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(other) => {
+            return Err(BetError::new(format!(
+                "instant must be true or false, got {} {}",
+                json_type(other),
+                excerpt(other)
+            )))
+        }
+    };
     Ok(PlacedBet {
         spec,
         amount,
         player_id,
         player_seed,
         operator_key,
+        instant,
     })
 }
 
@@ -546,7 +564,21 @@ mod tests {
                 player_id: "anonymous".into(),
                 player_seed: None,
                 operator_key: "vrs-house".into(),
+                instant: None,
             }
+        );
+        assert_eq!(
+            ok(Game::Dice, r#"{"bet_type":"odd","instant":true}"#).instant,
+            Some(true)
+        );
+        assert_eq!(
+            ok(Game::Sicbo, r#"{"bet_type":"big","instant":false}"#).instant,
+            Some(false)
+        );
+        err(
+            Game::Dice,
+            r#"{"bet_type":"odd","instant":"yes"}"#,
+            "instant must be true or false",
         );
         // null means absent.
         let nulls = ok(

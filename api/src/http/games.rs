@@ -4,8 +4,9 @@ use super::{ApiError, State};
 use crate::commit::bet_leaf;
 use crate::epoch::now_ms;
 use crate::games::{self, catalog as game_catalog, parse_bet, valid_bet_types, Game};
-use crate::store::NewGame;
-use crate::verify::{lookup, Lookup};
+use crate::outcome;
+use crate::store::{BuildInstant, GameRecord, NewGame};
+use crate::verify::{lookup, outcome_json, Lookup};
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxState};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -13,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use rand::RngCore;
 use serde_json::{json, Value};
+use vrs_engine::pool;
 
 /// Longest client_seed of a raw RNG request, in characters.
 const MAX_CLIENT_SEED: usize = 256;
@@ -116,25 +118,85 @@ async fn place_bet(
         created_at_ms: now_ms(),
         leaf: Vec::new(),
     };
+    // The path depends on the request only (and the operator's default), never on an
+    // outcome (docs/PROTOCOL.md §15).
+    let instant = bet.instant.unwrap_or(state.pool.instant_default);
+    if instant {
+        if let Some(game) = state.store.serve_instant(instant_builder(&new)).await? {
+            return Ok((StatusCode::OK, Json(instant_json(&game))).into_response());
+        }
+    }
     new.leaf = bet_leaf(&new);
     let (game_id, bet_id) = (new.game_id.clone(), new.request_id.clone());
     let epoch = state.store.insert_game(new).await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(json!({
-            "accepted": true,
-            "bet_id": bet_id,
-            "game_id": game_id,
-            "resolves_at_epoch": epoch,
-            "message": format!(
-                "Bet accepted into epoch {epoch}; the result comes when that epoch resolves, \
-                 after the next VDF epoch (about {:.0} s). Poll /api/v1/games/{game_id}.",
-                epoch_seconds(&state)
-            ),
-            "poll_url": format!("/api/v1/games/{game_id}"),
-        })),
-    )
-        .into_response())
+    let wait = format!(
+        "the result comes when that epoch resolves, after the next VDF epoch (about {:.0} s). \
+         Poll /api/v1/games/{game_id}.",
+        epoch_seconds(&state)
+    );
+    let message = if instant {
+        format!(
+            "The instant pool is empty, so the bet took the epoch path: accepted into epoch \
+             {epoch}; {wait}"
+        )
+    } else {
+        format!("Bet accepted into epoch {epoch}; {wait}")
+    };
+    let mut body = json!({
+        "accepted": true,
+        "bet_id": bet_id,
+        "game_id": game_id,
+        "resolves_at_epoch": epoch,
+        "message": message,
+        "poll_url": format!("/api/v1/games/{game_id}"),
+    });
+    if instant {
+        body["pool_served"] = json!(false);
+    }
+    Ok((StatusCode::ACCEPTED, Json(body)).into_response())
+}
+
+/// Makes a pool-served game from the bet and the entry the store hands it: the game id is
+/// the entry's (PROTOCOL.md §14), the outcome derives from the entry's y.
+fn instant_builder(bet: &NewGame) -> BuildInstant {
+    let template = bet.clone();
+    Box::new(move |entry: &pool::Entry| {
+        let mut g = template.clone();
+        g.game_id = pool::game_id(entry.index, &entry.y);
+        g.leaf = bet_leaf(&g);
+        let o = outcome::derive(&entry.y, &g)?;
+        let resolution = o.resolution(&g.game_id);
+        Ok((g, resolution))
+    })
+}
+
+/// The instant (pool-served) response, interface section 2.7.
+fn instant_json(game: &GameRecord) -> Value {
+    let empty = crate::store::GameResolution {
+        game_id: game.new.game_id.clone(),
+        rng_value: String::new(),
+        dice: Vec::new(),
+        won: None,
+        payout: None,
+    };
+    let stored = game.resolution.as_ref().unwrap_or(&empty);
+    let g = &game.new;
+    json!({
+        "status": "resolved",
+        "game_id": g.game_id,
+        "bet_id": g.request_id,
+        "pool_served": true,
+        "pool_index": game.pool_index,
+        "result": {
+            "outcome": outcome_json(&stored.dice),
+            "won": stored.won,
+            "payout": stored.payout,
+            "rngValue": stored.rng_value,
+            "bet_type": g.bet_type,
+            "amount": g.amount,
+        },
+        "verify_url": format!("/api/v1/verify/{}", g.game_id),
+    })
 }
 
 pub async fn rng_generate(
@@ -250,7 +312,7 @@ pub async fn verify(
 }
 
 /// 202: the game is accepted but its epoch has not resolved yet.
-fn pending(state: &State, g: &crate::store::GameRecord) -> Response {
+fn pending(state: &State, g: &GameRecord) -> Response {
     (
         StatusCode::ACCEPTED,
         Json(json!({

@@ -37,6 +37,8 @@ pub struct AppState {
     pub squarings_per_second: Option<f64>,
     pub limits: Limits,
     pub started: Instant,
+    pub pool: crate::pool::PoolConfig,
+    pub pool_status: Arc<crate::pool::PoolStatus>,
 }
 
 type State = Arc<AppState>;

@@ -205,6 +205,7 @@ pub async fn stats(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErr
     let open = state.store.open_epoch().await?;
     let counts = state.store.game_counts().await?;
     let last_resolved = state.store.latest_resolved_epoch().await?.map(|e| e.number);
+    let pool = state.store.pool_counts().await?;
     let e = &state.engine;
     let computing = e.computing_epoch.load(Ordering::Relaxed);
     let done = e.squarings_done.load(Ordering::Relaxed);
@@ -231,10 +232,45 @@ pub async fn stats(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErr
             "epochs_resolved_since_start": e.epochs_resolved.load(Ordering::Relaxed),
             "uptime": uptime(&state),
         },
+        "pool": pool_json(&state, &pool),
         "store": state.store.kind(),
         "role": role(&state),
         "engine_error": e.error(),
     })))
+}
+
+/// The instant-bet pool: reserve, configuration, generation, and the last committed batch
+/// (its root is published here before any of its entries is served).
+fn pool_json(state: &State, pool: &crate::store::PoolCounts) -> Value {
+    let c = &state.pool;
+    let st = &state.pool_status;
+    json!({
+        "depth": pool.depth(),
+        "served": pool.served,
+        "generated": pool.generated,
+        "generated_since_start": st.generated_since_start.load(Ordering::Relaxed),
+        "generated_per_second": st.rate_milli.load(Ordering::Relaxed) as f64 / 1000.0,
+        "backend": crate::pool::BACKEND,
+        "threads": c.threads,
+        "iterations": c.iterations,
+        "batch_size": c.batch_size,
+        "low_water": c.low_water,
+        "target_depth": c.target_depth,
+        "refill_rate": c.refill_rate,
+        "instant_default": c.instant_default,
+        "generating": role(state) == "leader" && c.threads > 0,
+        "last_batch": pool.last_batch.as_ref().map(|b| json!({
+            "number": b.number,
+            "root": hex::encode(b.root),
+            "first_index": b.first_index,
+            "size": b.size,
+            "previous_root": hex::encode(b.prev_root),
+            "anchor_epoch": b.anchor_epoch,
+            "seed": hex::encode(b.seed),
+            "committed_at": b.committed_at_ms / 1000,
+            "committed_at_ms": b.committed_at_ms,
+        })),
+    })
 }
 
 pub async fn recent(AxState(state): AxState<State>) -> Result<Json<Value>, ApiError> {

@@ -32,6 +32,8 @@ async fn api() -> Api {
         squarings_per_second: None,
         limits: Limits::default(),
         started: Instant::now(),
+        pool: vrs::pool::PoolConfig::disabled(),
+        pool_status: Default::default(),
     };
     Api {
         router: app(Arc::new(state)),

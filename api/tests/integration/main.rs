@@ -11,6 +11,7 @@ mod pg;
 mod proxy;
 mod router_epoch;
 mod serve_games;
+mod serve_pool;
 mod serve_restart;
 mod server;
 mod store_conformance;

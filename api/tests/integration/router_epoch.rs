@@ -39,6 +39,8 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
         squarings_per_second: None,
         limits: Limits::default(),
         started: Instant::now(),
+        pool: vrs::pool::PoolConfig::disabled(),
+        pool_status: Default::default(),
     }));
     let (s, bet) = call(
         &router,
@@ -63,7 +65,7 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
     let task = tokio::spawn(
         EpochLoop::new(Arc::clone(&store), config, engine)
             .unwrap()
-            .lead(stopped, Duration::from_millis(50)),
+            .lead(stopped, Duration::from_millis(50), None),
     );
 
     let deadline = Instant::now() + Duration::from_secs(30);

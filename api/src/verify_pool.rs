@@ -1,0 +1,272 @@
+//! Verification of a pool-served game (docs/PROTOCOL.md §14, "Verifying a pool-served game"):
+//! every check recomputed from the stored entry, its batch, the batch before it and the anchor
+//! epoch, on the data the response hands out.
+
+use crate::commit::bet_leaf;
+use crate::games::DERIVATION;
+use crate::store::{EpochRecord, GameRecord, PoolBatch, PoolEntry};
+use crate::verify::{bet_json, check, outcome_checks, outcome_json, outcome_steps, veo_class};
+use crate::verify::{Verification, ANCHOR_CHAIN, ANCHOR_CHAIN_ID};
+use serde_json::{json, Value};
+use vrs_engine::group::Modulus;
+use vrs_engine::merkle;
+use vrs_engine::pool::{self, BatchLink};
+use vrs_engine::vdf;
+
+/// What a pool-served game is checked against, as stored.
+#[derive(Debug)]
+pub struct PoolEvidence {
+    pub entry: PoolEntry,
+    pub batch: PoolBatch,
+    /// The stored root of batch b − 1 (`None` for the first batch).
+    pub prev_root: Option<[u8; 32]>,
+    /// The batch's anchor epoch as stored (`None` if missing).
+    pub anchor: Option<EpochRecord>,
+    /// Every entry of the batch, in index order (for the audit path).
+    pub batch_entries: Vec<pool::Entry>,
+}
+
+pub fn verify_pool(m: &Modulus, game: &GameRecord, ev: &PoolEvidence) -> Verification {
+    let mut checks = Vec::new();
+    let g = &game.new;
+    let e = &ev.entry.entry;
+    let b = &ev.batch;
+    let empty = Vec::new();
+    let anchor_y = ev
+        .anchor
+        .as_ref()
+        .and_then(|a| a.output.as_ref())
+        .map_or(&empty, |o| &o.y);
+
+    check(&mut checks, "bet_leaf", {
+        if bet_leaf(g) == g.leaf {
+            Ok("leaf bytes encode this game's fields".into())
+        } else {
+            Err("leaf bytes do not encode this game's fields".into())
+        }
+    });
+    check(&mut checks, "pool_batch_chain", {
+        let expected_prev = ev.prev_root.unwrap_or(pool::GENESIS_ROOT);
+        let expected_first = if b.number == 1 { Some(1) } else { None };
+        if b.prev_root != expected_prev {
+            Err(format!(
+                "batch {} does not link to batch {}'s root",
+                b.number,
+                b.number - 1
+            ))
+        } else if b.number > 1 && ev.prev_root.is_none() {
+            Err(format!("batch {} is missing", b.number - 1))
+        } else if expected_first.is_some_and(|f| f != b.first_index) {
+            Err("the first batch does not start at index 1".into())
+        } else if !(b.first_index..b.end_index()).contains(&e.index) {
+            Err(format!("entry {} is outside batch {}", e.index, b.number))
+        } else {
+            Ok(format!(
+                "batch {} follows root {} and holds entries {}..{}",
+                b.number,
+                hex::encode(b.prev_root),
+                b.first_index,
+                b.end_index()
+            ))
+        }
+    });
+    check(&mut checks, "pool_anchor", {
+        match &ev.anchor {
+            Some(a) if a.output.is_some() => Ok(format!(
+                "anchored to resolved epoch {} (its y is in the batch seed)",
+                a.number
+            )),
+            _ => Err(format!("anchor epoch {} is not resolved", b.anchor_epoch)),
+        }
+    });
+    let link = BatchLink {
+        batch: b.number,
+        prev_root: b.prev_root,
+        anchor_epoch: b.anchor_epoch,
+        anchor_y: anchor_y.clone(),
+    };
+    let batch_seed = pool::batch_seed(&link);
+    check(&mut checks, "pool_batch_seed", {
+        if batch_seed == b.seed {
+            Ok("batch seed = H(b ‖ previous root ‖ anchor epoch ‖ anchor y)".into())
+        } else {
+            Err("the stored batch seed does not follow from its link".into())
+        }
+    });
+    let entry_seed = pool::entry_seed(&batch_seed, e.index, &e.secret);
+    check(&mut checks, "pool_entry_input", {
+        if m.encode(&m.hash_to_group(&entry_seed)) == e.x {
+            Ok("x = hash_to_group(H(batch seed ‖ index ‖ revealed secret))".into())
+        } else {
+            Err("x does not follow from the batch seed, index and secret".into())
+        }
+    });
+    check(&mut checks, "vdf_proof", {
+        match vdf::verify_encoded(m, &e.x, &e.y, e.iterations, &e.l, &e.pi) {
+            Ok(()) => Ok(format!("π^ℓ · x^(2^T mod ℓ) = y for T = {}", e.iterations)),
+            Err(err) => Err(err.to_string()),
+        }
+    });
+    let hashes: Vec<merkle::Hash> = ev
+        .batch_entries
+        .iter()
+        .map(|x| merkle::leaf_hash(&pool::entry_leaf(x)))
+        .collect();
+    let position = e.index.saturating_sub(b.first_index);
+    let path = merkle::audit_path(&hashes, position as usize).unwrap_or_default();
+    let leaf = pool::entry_leaf(e);
+    let leaf_hash = merkle::leaf_hash(&leaf);
+    check(&mut checks, "pool_inclusion", {
+        if merkle::verify_inclusion(&leaf_hash, position, b.size, &path, &b.root) {
+            Ok(format!(
+                "entry {} is leaf {position} of {} under batch root {}",
+                e.index,
+                b.size,
+                hex::encode(b.root)
+            ))
+        } else {
+            Err(format!(
+                "entry {} is not under batch root {}",
+                e.index,
+                hex::encode(b.root)
+            ))
+        }
+    });
+    check(&mut checks, "pool_committed", {
+        if b.committed_at_ms <= g.created_at_ms {
+            Ok(format!(
+                "batch committed {} ms before the bet",
+                g.created_at_ms - b.committed_at_ms
+            ))
+        } else {
+            Err("the batch was committed after the bet".into())
+        }
+    });
+    let expected_id = pool::game_id(e.index, &e.y);
+    check(&mut checks, "pool_game_id", {
+        if expected_id == g.game_id && ev.entry.game_id.as_deref() == Some(&g.game_id) {
+            Ok("game id = H(index ‖ y), and the entry names this game".into())
+        } else {
+            Err(format!("the entry's game id is {expected_id}"))
+        }
+    });
+    let (stored, derived) = outcome_checks(&mut checks, &e.y, game);
+
+    let verified = checks.iter().all(|c| c.passed);
+    let y_hex = hex::encode(&e.y);
+    let proof = json!({
+        "vdfEpoch": b.anchor_epoch,
+        "rngValue": stored.rng_value,
+        "derivation": DERIVATION,
+        "anchorTx": null,
+        "legacyTx": null,
+        "anchorChain": ANCHOR_CHAIN,
+        "anchorChainId": ANCHOR_CHAIN_ID,
+        "pool_served": true,
+        "pool_index": e.index,
+        "pool_batch": b.number,
+        "veo_class": veo_class(m.id()),
+        "modulus": m.id(),
+        "modulus_n": hex::encode(m.to_be_bytes()),
+        "iterations": e.iterations,
+        "x": hex::encode(&e.x),
+        "y": y_hex,
+        "pi": hex::encode(&e.pi),
+        "l": hex::encode(&e.l),
+        "secret": hex::encode(e.secret),
+        "entry_seed": hex::encode(entry_seed),
+        "batch_seed": hex::encode(b.seed),
+        "batch_root": hex::encode(b.root),
+        "batch_first_index": b.first_index,
+        "batch_size": b.size,
+        "previous_batch_root": hex::encode(b.prev_root),
+        "anchor_epoch": b.anchor_epoch,
+        "anchor_y": hex::encode(anchor_y),
+        "batch_committed_at_ms": b.committed_at_ms,
+        "bet_created_at_ms": g.created_at_ms,
+        "entry_leaf": hex::encode(&leaf),
+        "entry_leaf_hash": hex::encode(leaf_hash),
+        "leaf_index": position,
+        "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
+        "leaf": hex::encode(&g.leaf),
+        "bet": bet_json(game),
+    });
+    let mut result = pool_result_json(game, &y_hex, &stored);
+    result["verified"] = json!(verified);
+    result["proof"] = proof.clone();
+    let mut replay_steps = vec![
+        json!({
+            "step": 1,
+            "action": "bet_committed",
+            "description": "the bet consumed the next pool entry, in index order; the entry was \
+                committed under its batch's RFC 6962 root before the bet arrived",
+            "game_id": g.game_id,
+            "pool_index": e.index,
+            "accepted_at": g.created_at_ms / 1000,
+            "leaf": hex::encode(&g.leaf),
+            "entry_leaf_hash": hex::encode(leaf_hash),
+            "leaf_index": position,
+            "batch_size": b.size,
+            "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
+            "batch_root": hex::encode(b.root),
+            "batch_committed_at": b.committed_at_ms / 1000,
+        }),
+        json!({
+            "step": 2,
+            "action": "vdf_epoch_published",
+            "description": "pool entry: x = hash_to_group(H(batch seed ‖ index ‖ secret)); \
+                y = x^(2^T) with a Wesolowski proof (π, ℓ); the batch seed chains the previous \
+                batch's root and the output of the anchor epoch",
+            "epoch": b.anchor_epoch,
+            "pool_batch": b.number,
+            "modulus": m.id(),
+            "iterations": e.iterations,
+            "batch_seed": hex::encode(b.seed),
+            "secret": hex::encode(e.secret),
+            "input": hex::encode(&e.x),
+            "output": y_hex,
+            "pi": hex::encode(&e.pi),
+            "l": hex::encode(&e.l),
+        }),
+    ];
+    replay_steps.extend(outcome_steps(game, &y_hex, &stored, derived.as_ref().ok()));
+    Verification {
+        verified,
+        checks,
+        proof,
+        result,
+        replay_steps,
+    }
+}
+
+/// The result object of a pool-served game (the same members as an epoch game's, with the
+/// entry in place of the epoch).
+pub fn pool_result_json(
+    game: &GameRecord,
+    y_hex: &str,
+    stored: &crate::store::GameResolution,
+) -> Value {
+    let g = &game.new;
+    json!({
+        "game_id": g.game_id,
+        "game": g.game,
+        "epoch": null,
+        "pool_served": true,
+        "pool_index": game.pool_index,
+        "rngValue": stored.rng_value,
+        "entropy": y_hex,
+        "resolved_at": game.resolved_at_ms.map(|ms| ms / 1000),
+        "verify_url": format!("/api/v1/verify/{}", g.game_id),
+        "bet_id": g.request_id,
+        "bet_type": g.bet_type,
+        "target": g.target,
+        "combo": g.combo,
+        "amount": g.amount,
+        "player_id": g.player_id,
+        "player_seed": g.player_seed,
+        "operator_key": g.operator_key,
+        "outcome": outcome_json(&stored.dice),
+        "won": stored.won,
+        "payout": stored.payout,
+    })
+}
