@@ -5,6 +5,10 @@
 #   sqlite  the embedded store, in a new temporary directory
 #   pg1     PostgreSQL, one replica, in a new schema
 #   pg3     PostgreSQL, three replicas sharing one new schema; load spread over the three
+#   sqlite-instant, pg1-instant
+#           instant (pool-served) bets, answered 200 already resolved: the pool is filled
+#           first (INSTANT_FILL entries at T_pool = POOL_T), then the store is served without
+#           a generator running
 # vrs-loadgen keeps CONNECTIONS closed-loop keep-alive connections busy posting dice bets and
 # counts only 202 (the bet is stored) as accepted. The yardstick, measured in the same run on
 # the same database, is pgbench's single-row INSERT rate with 64 clients and with 1.
@@ -16,7 +20,8 @@
 #   DURATION=10            measured seconds per scenario (also pgbench's -T, rounded)
 #   WARMUP=2               seconds of load before measuring
 #   CONNECTIONS=64         vrs-loadgen connections
-#   SCENARIOS="sqlite pg1 pg3"
+#   SCENARIOS="sqlite pg1 pg3 sqlite-instant pg1-instant"
+#   INSTANT_FILL=160000 POOL_T=64   pool prepared for the instant scenarios
 #   BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test
 #                          (needs psql and pgbench; each scenario gets its own schema, dropped
 #                          afterwards)
@@ -29,7 +34,7 @@ cd "$(dirname "$0")/.."
 DURATION="${DURATION:-10}"
 WARMUP="${WARMUP:-2}"
 CONNECTIONS="${CONNECTIONS:-64}"
-SCENARIOS="${SCENARIOS:-sqlite pg1 pg3}"
+SCENARIOS="${SCENARIOS:-sqlite pg1 pg3 sqlite-instant pg1-instant}"
 DB_URL="${BENCH_DATABASE_URL:-${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}}"
 READY_TIMEOUT="${READY_TIMEOUT:-120}"
 TARGET_DIR="${CARGO_TARGET_DIR:-target}"
@@ -186,7 +191,7 @@ load() {
     done
     log "$name: $CONNECTIONS connections, ${WARMUP} s warm-up, ${DURATION} s measured"
     if ! fg_run "$LOADGEN" --json --connections "$CONNECTIONS" --duration "$DURATION" \
-        --warmup "$WARMUP" "${args[@]}" >"$WORK/$name.json"; then
+        --warmup "$WARMUP" "${args[@]}" ${LOAD_ARGS[@]+"${LOAD_ARGS[@]}"} >"$WORK/$name.json"; then
         cat "$WORK/$name.json" >&2 || true
         for u in "$WORK/$name"*.log; do
             log "tail of $u:"
@@ -202,6 +207,29 @@ load() {
     fi
     RESULTS+=("$name")
 }
+
+# Instant scenarios: fill the pool (all threads), then restart the same store without a
+# generator, so that serving is measured alone (`vrs bench pool` measures generation).
+INSTANT_FILL="${INSTANT_FILL:-160000}"
+POOL_T="${POOL_T:-64}"
+fill_pool() {
+    local name=$1
+    shift
+    start_server "$name-fill" "$@" --pool-iterations "$POOL_T" --pool-depth "$INSTANT_FILL" \
+        --pool-low-water "$INSTANT_FILL" --pool-batch 4096 --pool-threads "$(nproc)"
+    log "$name: filling the pool to $INSTANT_FILL entries (T_pool = $POOL_T)"
+    local depth=0
+    while ((depth < INSTANT_FILL)); do
+        sleep 2
+        depth="$(curl -fsS --max-time 5 "$SERVER_URL/api/v1/stats" |
+            sed -n 's/.*"pool":{[^}]*"depth":\([0-9]*\).*/\1/p')"
+        depth="${depth:-0}"
+    done
+    stop_servers
+    start_server "$name" "$@" --pool-threads 0
+}
+INSTANT_ARGS=(--accept-status 200
+    --body '{"bet_type":"over7","amount":1.5,"player_seed":"load","instant":true}')
 
 # Runs pgbench with $1 clients and $2 threads; sets TPS (the figure without initial
 # connection time where pgbench prints both).
@@ -264,6 +292,8 @@ declare -A LABEL=(
     [sqlite]="embedded store (SQLite)"
     [pg1]="PostgreSQL, 1 replica"
     [pg3]="PostgreSQL, 3 replicas"
+    [sqlite-instant]="instant (pool-served), embedded store"
+    [pg1-instant]="instant (pool-served), PostgreSQL, 1 replica"
 )
 for s in $SCENARIOS; do
     case $s in
@@ -298,7 +328,25 @@ for s in $SCENARIOS; do
         stop_servers
         end_schema "$SCHEMA"
         ;;
-    *) die "unknown scenario $s (known: sqlite pg1 pg3)" ;;
+    sqlite-instant)
+        data_dir="$(mktemp -d "$WORK/sqlite-data.XXXXXX")"
+        fill_pool sqlite-instant --data-dir "$data_dir"
+        LOAD_ARGS=("${INSTANT_ARGS[@]}")
+        load sqlite-instant "$SERVER_URL"
+        LOAD_ARGS=()
+        stop_servers
+        rm -rf "$data_dir"
+        ;;
+    pg1-instant)
+        new_schema pg1i
+        fill_pool pg1-instant --database-url "$(url_with_schema "$SCHEMA")"
+        LOAD_ARGS=("${INSTANT_ARGS[@]}")
+        load pg1-instant "$SERVER_URL"
+        LOAD_ARGS=()
+        stop_servers
+        end_schema "$SCHEMA"
+        ;;
+    *) die "unknown scenario $s (known: sqlite pg1 pg3 sqlite-instant pg1-instant)" ;;
     esac
 done
 

@@ -13,6 +13,8 @@ CREATE TABLE pool_batches (
     committed_at_ms BIGINT NOT NULL
 );
 
+-- Who consumed an entry, and when, is the game whose pool_index names it (one write per
+-- bet instead of two).
 CREATE TABLE pool_entries (
     idx          BIGINT PRIMARY KEY,
     batch        BIGINT NOT NULL REFERENCES pool_batches (number),
@@ -22,10 +24,7 @@ CREATE TABLE pool_entries (
     x            BYTEA  NOT NULL,
     y            BYTEA  NOT NULL,
     l            BYTEA  NOT NULL,
-    pi           BYTEA  NOT NULL,
-    -- Set once, when a bet consumes the entry.
-    game_id      TEXT   UNIQUE,
-    served_at_ms BIGINT
+    pi           BYTEA  NOT NULL
 );
 
 -- The next entry to serve: every instant transaction takes this row's lock, so entries are

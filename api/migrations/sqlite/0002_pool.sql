@@ -13,6 +13,8 @@ CREATE TABLE pool_batches (
     committed_at_ms INTEGER NOT NULL
 );
 
+-- Who consumed an entry, and when, is the game whose pool_index names it (one write per
+-- bet instead of two).
 CREATE TABLE pool_entries (
     idx          INTEGER PRIMARY KEY,
     batch        INTEGER NOT NULL REFERENCES pool_batches (number),
@@ -22,10 +24,7 @@ CREATE TABLE pool_entries (
     x            BLOB    NOT NULL,
     y            BLOB    NOT NULL,
     l            BLOB    NOT NULL,
-    pi           BLOB    NOT NULL,
-    -- Set once, when a bet consumes the entry.
-    game_id      TEXT    UNIQUE,
-    served_at_ms INTEGER
+    pi           BLOB    NOT NULL
 );
 
 -- The next entry to serve: entries are served strictly in index order, each once.

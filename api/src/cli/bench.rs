@@ -22,6 +22,31 @@ pub enum BenchCommand {
     Vdf(VdfBenchArgs),
     /// Evaluate an epoch-sized VDF, then time the proof and the verification.
     Proof(ProofBenchArgs),
+    /// Pool generation: complete entries (T_pool squarings, proof, leaf) per second on each
+    /// backend, on one thread and on all, against `fast` on one thread in the same run.
+    Pool(PoolBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PoolBenchArgs {
+    /// Group.
+    #[arg(long, default_value = "rsa2048")]
+    modulus: String,
+    /// Squarings per entry (the service's --pool-iterations).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    iterations: u64,
+    /// Threads for the parallel rows (default: every core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Seconds per row.
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+    /// Comma-separated backends (default: all in this build).
+    #[arg(long, value_delimiter = ',')]
+    backends: Vec<String>,
+    /// Print a JSON array of {backend, threads, entries_per_s, us_per_entry, ratio}.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -66,7 +91,118 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Vdf(args) => bench_vdf(args),
         BenchCommand::Proof(args) => bench_proof(args),
+        BenchCommand::Pool(args) => bench_pool(args),
     }
+}
+
+/// One row of `vrs bench pool --json`.
+#[derive(Debug, Serialize)]
+struct PoolRow {
+    backend: &'static str,
+    threads: usize,
+    entries_per_s: f64,
+    us_per_entry: f64,
+    /// entries_per_s / (fast on one thread, same run).
+    ratio: f64,
+}
+
+/// Complete pool entries per second on `backend` with `threads` threads for `seconds`.
+fn pool_rate<B: Backend + Sync>(
+    backend: &B,
+    modulus: &Modulus,
+    t: u64,
+    threads: usize,
+    seconds: f64,
+) -> anyhow::Result<f64> {
+    let workers = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
+    let seed = [0x5a; 32];
+    let start = Instant::now();
+    let mut done = 0u64;
+    while start.elapsed().as_secs_f64() < seconds {
+        let chunk = (threads as u64) * 4;
+        workers.install(|| {
+            use rayon::prelude::*;
+            (done..done + chunk).into_par_iter().try_for_each(|i| {
+                let e =
+                    vrs_engine::pool::compute_entry(backend, modulus, &seed, i + 1, [7; 32], t)?;
+                black_box(vrs_engine::pool::entry_leaf(&e));
+                Ok::<_, vrs_engine::Error>(())
+            })
+        })?;
+        done += chunk;
+    }
+    Ok(done as f64 / start.elapsed().as_secs_f64())
+}
+
+fn bench_pool(args: PoolBenchArgs) -> anyhow::Result<ExitCode> {
+    if args.seconds.is_nan() || args.seconds <= 0.0 {
+        bail!("--seconds must be positive");
+    }
+    let modulus = Modulus::by_name(&args.modulus)?;
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = args.threads.unwrap_or(all).max(1);
+    let mut kinds = if args.backends.is_empty() {
+        BackendKind::all()
+    } else {
+        args.backends
+            .iter()
+            .map(|n| BackendKind::parse(n))
+            .collect::<Result<_, _>>()?
+    };
+    // The yardstick first: fast on one thread.
+    kinds.retain(|k| *k != BackendKind::Fast);
+    kinds.insert(0, BackendKind::Fast);
+    let mut plan: Vec<(BackendKind, usize)> = Vec::new();
+    for k in &kinds {
+        plan.push((*k, 1));
+        if threads > 1 {
+            plan.push((*k, threads));
+        }
+    }
+    let bar = progress::bar(plan.len() as u64, "generating pool entries");
+    let mut rows = Vec::new();
+    let mut yardstick = None;
+    for (kind, n) in plan {
+        let rate = with_backend!(kind, &modulus, |b| pool_rate(
+            &b,
+            &modulus,
+            args.iterations,
+            n,
+            args.seconds
+        ))??;
+        let base = *yardstick.get_or_insert(rate);
+        rows.push(PoolRow {
+            backend: kind.name(),
+            threads: n,
+            entries_per_s: rate,
+            us_per_entry: 1e6 / rate,
+            ratio: rate / base,
+        });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "pool entries, {} with T_pool = {} (squarings, proof, leaf); ratio to fast on 1 thread",
+        modulus.id(),
+        args.iterations
+    );
+    println!(
+        "{:<14} {:>7} {:>12} {:>12} {:>7}",
+        "backend", "threads", "entries/s", "µs/entry", "ratio"
+    );
+    for r in &rows {
+        println!(
+            "{:<14} {:>7} {:>12.0} {:>12.1} {:>7.2}",
+            r.backend, r.threads, r.entries_per_s, r.us_per_entry, r.ratio
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// One row of `vrs bench vdf --json`.

@@ -49,6 +49,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
 const MAX_GROUP: usize = 1024;
 /// Group committers per process: while one group waits for its flush, the next is formed.
 const COMMITTERS: usize = 2;
+const INSTANT_COMMITTERS: usize = 1;
 /// Connections per process by default (plus one for the leader lock).
 pub const DEFAULT_POOL_SIZE: usize = 16;
 
@@ -241,7 +242,9 @@ impl PgStore {
         }
         let (instants, rx) = mpsc::channel(MAX_GROUP * 8);
         let rx = Arc::new(Mutex::new(rx));
-        for _ in 0..COMMITTERS {
+        // One: instant transactions queue on the counter row anyway, so a second committer
+        // would only halve the groups.
+        for _ in 0..INSTANT_COMMITTERS {
             tokio::spawn(instant_committer(pool.clone(), Arc::clone(&rx)));
         }
         Ok(Self {
@@ -398,14 +401,19 @@ async fn serve_group(
         .await
         .map_err(pg_err)?
         .get(0);
-    let rows = tx
-        .query(
-            &format!(
-                "SELECT {POOL_ENTRY_COLUMNS} FROM pool_entries
-                 WHERE idx >= $1 AND idx < $2 ORDER BY idx"
-            ),
-            &[&next, &(next + builds.len() as i64)],
+    // Entries at or above the counter are unserved: no game to join (and a join against the
+    // fast-growing games table can be planned as a scan).
+    let next_entries = tx
+        .prepare_cached(
+            "SELECT e.idx, e.batch, e.iterations, e.x, e.y, e.l, e.pi, e.secret,
+                 NULL::text AS game_id, NULL::int8 AS served_at_ms
+             FROM pool_entries e
+             WHERE e.idx >= $1 AND e.idx < $2 ORDER BY e.idx",
         )
+        .await
+        .map_err(pg_err)?;
+    let rows = tx
+        .query(&next_entries, &[&next, &(next + builds.len() as i64)])
         .await
         .map_err(pg_err)?;
     let entries = rows
@@ -465,13 +473,6 @@ async fn serve_group(
                     .map(|(_, _, r)| r.payout.as_deref())
                     .collect::<Vec<_>>(),
             ],
-        )
-        .await
-        .map_err(pg_err)?;
-        tx.execute(
-            "UPDATE pool_entries e SET game_id = u.game_id, served_at_ms = $1
-             FROM UNNEST($2::int8[], $3::text[]) AS u (idx, game_id) WHERE e.idx = u.idx",
-            &[&now, &idx, &ids],
         )
         .await
         .map_err(pg_err)?;
@@ -659,8 +660,9 @@ const SEQ_OF_ONE: &str = "g.seq";
 /// Positions of a whole epoch's games in one pass (the per-row count would be quadratic).
 const SEQ_IN_EPOCH: &str = "row_number() OVER (ORDER BY g.id) - 1";
 
-const POOL_ENTRY_COLUMNS: &str =
-    "idx, batch, iterations, x, y, l, pi, game_id, served_at_ms, secret";
+/// Entry columns, with the game that consumed it (if any) joined in.
+const POOL_ENTRY_COLUMNS: &str = "e.idx, e.batch, e.iterations, e.x, e.y, e.l, e.pi, \
+     g.game_id, g.resolved_at_ms AS served_at_ms, e.secret";
 
 fn pool_entry_from_row(r: &Row) -> StoreResult<PoolEntry> {
     Ok(PoolEntry {
@@ -837,7 +839,10 @@ impl PgStore {
             let client = self.client().await?;
             let rows = client
                 .query(
-                    &format!("SELECT {POOL_ENTRY_COLUMNS} FROM pool_entries {tail}"),
+                    &format!(
+                        "SELECT {POOL_ENTRY_COLUMNS} FROM pool_entries e
+                         LEFT JOIN games g ON g.pool_index = e.idx {tail}"
+                    ),
                     params,
                 )
                 .await
@@ -1430,13 +1435,13 @@ impl Store for PgStore {
     }
 
     async fn pool_batch_entries(&self, number: u64) -> StoreResult<Vec<PoolEntry>> {
-        self.query_pool_entries("WHERE batch = $1 ORDER BY idx", &[&(number as i64)])
+        self.query_pool_entries("WHERE e.batch = $1 ORDER BY e.idx", &[&(number as i64)])
             .await
     }
 
     async fn pool_entry(&self, index: u64) -> StoreResult<Option<PoolEntry>> {
         Ok(self
-            .query_pool_entries("WHERE idx = $1", &[&(index as i64)])
+            .query_pool_entries("WHERE e.idx = $1", &[&(index as i64)])
             .await?
             .pop())
     }

@@ -52,11 +52,19 @@ enum GroupResult {
 }
 
 impl GroupItem {
-    fn apply(&self, tx: &Transaction<'_>) -> StoreResult<GroupResult> {
+    fn apply(
+        &self,
+        tx: &Transaction<'_>,
+        pool: &mut Option<PoolCursor>,
+    ) -> StoreResult<GroupResult> {
         match self {
             Self::Insert(game, _) => insert_game(tx, game).map(GroupResult::Insert),
             Self::Instant(build, _) => {
-                serve_one(tx, build).map(|g| GroupResult::Instant(g.map(Box::new)))
+                let cursor = match pool {
+                    Some(c) => c,
+                    None => pool.insert(PoolCursor::load(tx, 1)?),
+                };
+                serve_one(tx, cursor, build).map(|g| GroupResult::Instant(g.map(Box::new)))
             }
         }
     }
@@ -288,11 +296,22 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<WriteReq>) {
 /// Commits a group of bets in one transaction; if that fails, retries each on its own so
 /// that one bad row cannot fail the others.
 fn commit_group(conn: &mut Connection, group: Vec<GroupItem>) {
+    let instants = group
+        .iter()
+        .filter(|i| matches!(i, GroupItem::Instant(..)))
+        .count();
     let together = (|| {
         let tx = conn.transaction().map_err(unavailable)?;
+        let mut pool = match instants {
+            0 => None,
+            n => Some(PoolCursor::load(&tx, n)?),
+        };
         let mut results = Vec::with_capacity(group.len());
         for item in &group {
-            results.push(item.apply(&tx)?);
+            results.push(item.apply(&tx, &mut pool)?);
+        }
+        if let Some(p) = &pool {
+            p.finish(&tx)?;
         }
         tx.commit().map_err(unavailable)?;
         Ok::<_, StoreError>(results)
@@ -311,7 +330,11 @@ fn commit_group(conn: &mut Connection, group: Vec<GroupItem>) {
         Err(_) => {
             for item in group {
                 let one = conn.transaction().map_err(unavailable).and_then(|tx| {
-                    let r = item.apply(&tx)?;
+                    let mut pool = None;
+                    let r = item.apply(&tx, &mut pool)?;
+                    if let Some(p) = &pool {
+                        p.finish(&tx)?;
+                    }
                     tx.commit().map_err(unavailable)?;
                     Ok(r)
                 });
@@ -321,25 +344,66 @@ fn commit_group(conn: &mut Connection, group: Vec<GroupItem>) {
     }
 }
 
-/// Takes the next pool entry, if any, and stores the game built from it, resolved.
-fn serve_one(tx: &Transaction<'_>, build: &BuildInstant) -> StoreResult<Option<GameRecord>> {
-    let next: i64 = tx
-        .query_row("SELECT next_index FROM pool_state WHERE id = 1", [], |r| {
-            r.get(0)
+/// The next entries to serve, read once per group transaction (the one writer thread makes
+/// the counter ours until commit).
+struct PoolCursor {
+    next: i64,
+    entries: std::collections::VecDeque<PoolEntry>,
+    taken: i64,
+}
+
+impl PoolCursor {
+    fn load(tx: &Transaction<'_>, want: usize) -> StoreResult<Self> {
+        let next: i64 = tx
+            .prepare_cached("SELECT next_index FROM pool_state WHERE id = 1")
+            .and_then(|mut st| st.query_row([], |r| r.get(0)))
+            .map_err(unavailable)?;
+        // Unserved entries only (at or above the counter): the join finds no game.
+        let entries = query_pool_entries(
+            tx,
+            "WHERE e.idx >= ?1 AND e.idx < ?2 ORDER BY e.idx",
+            [next, next + want as i64],
+        )?;
+        Ok(Self {
+            next,
+            entries: entries.into(),
+            taken: 0,
         })
-        .map_err(unavailable)?;
-    let Some(stored) = query_pool_entries(tx, "WHERE idx = ?1", [next])?.pop() else {
+    }
+
+    /// Advances the counter past the entries taken.
+    fn finish(&self, tx: &Transaction<'_>) -> StoreResult<()> {
+        if self.taken > 0 {
+            tx.prepare_cached("UPDATE pool_state SET next_index = ?1 WHERE id = 1")
+                .and_then(|mut st| st.execute([self.next + self.taken]))
+                .map_err(unavailable)?;
+        }
+        Ok(())
+    }
+}
+
+/// Serves the cursor's next entry, if any, to one bet: the game built from it is stored
+/// resolved and the entry names it.
+fn serve_one(
+    tx: &Transaction<'_>,
+    cursor: &mut PoolCursor,
+    build: &BuildInstant,
+) -> StoreResult<Option<GameRecord>> {
+    let Some(stored) = cursor.entries.front() else {
         return Ok(None);
     };
+    let index = stored.entry.index as i64;
     let (new, resolution) = build(&stored.entry).map_err(StoreError::Conflict)?;
     let now = crate::epoch::now_ms();
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO games (game_id, request_id, game, bet_type, target, combo, amount,
              player_id, player_seed, operator_key, created_at_ms, pool_index, leaf, rng_value,
              dice, won, payout, resolved_at_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
              ?18)",
-        params![
+    )
+    .and_then(|mut st| {
+        st.execute(params![
             new.game_id,
             new.request_id,
             new.game,
@@ -351,30 +415,22 @@ fn serve_one(tx: &Transaction<'_>, build: &BuildInstant) -> StoreResult<Option<G
             new.player_seed,
             new.operator_key,
             new.created_at_ms,
-            next,
+            index,
             new.leaf,
             resolution.rng_value,
             join_digits(&resolution.dice),
             resolution.won,
             resolution.payout,
             now,
-        ],
-    )
+        ])
+    })
     .map_err(|e| constraint_or_unavailable(e, &new.game_id))?;
-    tx.execute(
-        "UPDATE pool_entries SET game_id = ?2, served_at_ms = ?3 WHERE idx = ?1",
-        params![next, new.game_id, now],
-    )
-    .map_err(unavailable)?;
-    tx.execute(
-        "UPDATE pool_state SET next_index = next_index + 1 WHERE id = 1",
-        [],
-    )
-    .map_err(unavailable)?;
+    cursor.entries.pop_front();
+    cursor.taken += 1;
     Ok(Some(GameRecord {
         new,
         epoch: None,
-        pool_index: Some(next as u64),
+        pool_index: Some(index as u64),
         seq: None,
         resolution: Some(resolution),
         resolved_at_ms: Some(now),
@@ -586,8 +642,9 @@ fn hash32(v: Vec<u8>, what: &str) -> StoreResult<[u8; 32]> {
         .map_err(|_| StoreError::Corrupt(format!("{what} is not 32 bytes")))
 }
 
-const POOL_ENTRY_COLUMNS: &str =
-    "idx, batch, iterations, x, y, l, pi, game_id, served_at_ms, secret";
+/// Entry columns, with the game that consumed it (if any) joined in.
+const POOL_ENTRY_COLUMNS: &str = "e.idx, e.batch, e.iterations, e.x, e.y, e.l, e.pi, \
+     g.game_id, g.resolved_at_ms, e.secret";
 
 fn query_pool_entries(
     conn: &Connection,
@@ -596,7 +653,8 @@ fn query_pool_entries(
 ) -> StoreResult<Vec<PoolEntry>> {
     let mut stmt = conn
         .prepare_cached(&format!(
-            "SELECT {POOL_ENTRY_COLUMNS} FROM pool_entries {tail}"
+            "SELECT {POOL_ENTRY_COLUMNS} FROM pool_entries e \
+             LEFT JOIN games g ON g.pool_index = e.idx {tail}"
         ))
         .map_err(unavailable)?;
     let rows = stmt
@@ -1067,12 +1125,14 @@ impl Store for SqliteStore {
     }
 
     async fn pool_batch_entries(&self, number: u64) -> StoreResult<Vec<PoolEntry>> {
-        self.read(move |c| query_pool_entries(c, "WHERE batch = ?1 ORDER BY idx", [number as i64]))
-            .await
+        self.read(move |c| {
+            query_pool_entries(c, "WHERE e.batch = ?1 ORDER BY e.idx", [number as i64])
+        })
+        .await
     }
 
     async fn pool_entry(&self, index: u64) -> StoreResult<Option<PoolEntry>> {
-        self.read(move |c| Ok(query_pool_entries(c, "WHERE idx = ?1", [index as i64])?.pop()))
+        self.read(move |c| Ok(query_pool_entries(c, "WHERE e.idx = ?1", [index as i64])?.pop()))
             .await
     }
 

@@ -62,3 +62,48 @@ fn help_explains_the_commands() {
     let o = vrs(&["vdf", "prove", "--help"], "");
     assert!(stdout(&o).contains("--iterations"));
 }
+
+/// `vrs bench pool --json`: complete entries per second, the yardstick (fast on one thread)
+/// first with ratio 1.
+#[test]
+fn bench_pool_json_rows() {
+    let o = vrs(
+        &[
+            "bench",
+            "pool",
+            "--modulus",
+            "test512",
+            "--iterations",
+            "16",
+            "--seconds",
+            "0.1",
+            "--threads",
+            "2",
+            "--backends",
+            "reference,fast",
+            "--json",
+        ],
+        "",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<Value> = serde_json::from_str(&stdout(&o)).expect("JSON array");
+    let plan: Vec<(&str, u64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["backend"].as_str().unwrap(),
+                r["threads"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        plan,
+        [("fast", 1), ("fast", 2), ("reference", 1), ("reference", 2)]
+    );
+    assert_eq!(rows[0]["ratio"], 1.0);
+    for r in &rows {
+        let rate = r["entries_per_s"].as_f64().unwrap();
+        let us = r["us_per_entry"].as_f64().unwrap();
+        assert!(rate > 0.0 && (rate * us / 1e6 - 1.0).abs() < 1e-6, "{r}");
+    }
+}
