@@ -53,9 +53,10 @@ pub struct ServeConfig {
     #[arg(long, env = "VRS_POOL_ITERATIONS", default_value_t = 1024,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub pool_iterations: u64,
-    /// Entries per pool batch (one Merkle root each).
+    /// Entries per pool batch (one Merkle root each; verifying a pool-served game reads its
+    /// whole batch, about 0.8 KB per entry with rsa2048).
     #[arg(long, env = "VRS_POOL_BATCH", default_value_t = 256,
-          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+          value_parser = clap::value_parser!(u64).range(1..=8192))]
     pub pool_batch: u64,
     /// Refill the pool when fewer entries than this are left.
     #[arg(long, env = "VRS_POOL_LOW_WATER", default_value_t = 20_000)]

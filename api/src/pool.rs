@@ -119,7 +119,7 @@ impl Generator {
         let depth = counts.depth();
         if depth >= self.config.target_depth {
             self.filling = false;
-        } else if depth < self.config.low_water {
+        } else if depth <= self.config.low_water {
             self.filling = true;
         }
         if !self.filling {

@@ -327,9 +327,9 @@ async fn lookup_pool(store: &dyn Store, game: GameRecord) -> anyhow::Result<Look
         .pool_batch(entry.batch)
         .await?
         .with_context(|| format!("pool batch {} is missing", entry.batch))?;
-    let prev_root = match batch.number {
+    let prev_batch = match batch.number {
         1 => None,
-        n => store.pool_batch(n - 1).await?.map(|p| p.root),
+        n => store.pool_batch(n - 1).await?,
     };
     let anchor = store.epoch(batch.anchor_epoch).await?;
     let modulus_id = anchor
@@ -347,7 +347,7 @@ async fn lookup_pool(store: &dyn Store, game: GameRecord) -> anyhow::Result<Look
     let evidence = crate::verify_pool::PoolEvidence {
         entry,
         batch,
-        prev_root,
+        prev_batch,
         anchor,
         batch_entries,
     };

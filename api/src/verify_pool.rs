@@ -18,8 +18,8 @@ use vrs_engine::vdf;
 pub struct PoolEvidence {
     pub entry: PoolEntry,
     pub batch: PoolBatch,
-    /// The stored root of batch b − 1 (`None` for the first batch).
-    pub prev_root: Option<[u8; 32]>,
+    /// Batch b − 1 as stored (`None` for the first batch, or if missing).
+    pub prev_batch: Option<PoolBatch>,
     /// The batch's anchor epoch as stored (`None` if missing).
     pub anchor: Option<EpochRecord>,
     /// Every entry of the batch, in index order (for the audit path).
@@ -46,18 +46,23 @@ pub fn verify_pool(m: &Modulus, game: &GameRecord, ev: &PoolEvidence) -> Verific
         }
     });
     check(&mut checks, "pool_batch_chain", {
-        let expected_prev = ev.prev_root.unwrap_or(pool::GENESIS_ROOT);
-        let expected_first = if b.number == 1 { Some(1) } else { None };
-        if b.prev_root != expected_prev {
+        let (expected_prev, expected_first) = match &ev.prev_batch {
+            Some(p) => (p.root, p.end_index()),
+            None => (pool::GENESIS_ROOT, 1),
+        };
+        if b.number > 1 && ev.prev_batch.is_none() {
+            Err(format!("batch {} is missing", b.number - 1))
+        } else if b.prev_root != expected_prev {
             Err(format!(
                 "batch {} does not link to batch {}'s root",
                 b.number,
                 b.number - 1
             ))
-        } else if b.number > 1 && ev.prev_root.is_none() {
-            Err(format!("batch {} is missing", b.number - 1))
-        } else if expected_first.is_some_and(|f| f != b.first_index) {
-            Err("the first batch does not start at index 1".into())
+        } else if b.first_index != expected_first {
+            Err(format!(
+                "batch {} starts at index {}, not {expected_first}",
+                b.number, b.first_index
+            ))
         } else if !(b.first_index..b.end_index()).contains(&e.index) {
             Err(format!("entry {} is outside batch {}", e.index, b.number))
         } else {

@@ -278,7 +278,8 @@ pub trait Store: Send + Sync + 'static {
 
     /// Commits a batch and its entries in one transaction. Refused unless it extends the pool
     /// chain: number = last + 1, first index = last's end, prev_root = last's root, and the
-    /// entries are exactly the batch's indices in order.
+    /// entries are exactly the batch's indices in order. The store stamps `committed_at_ms`
+    /// with its own clock inside that transaction (the value passed in is ignored).
     async fn commit_pool_batch(
         &self,
         batch: &PoolBatch,
@@ -296,7 +297,9 @@ pub trait Store: Send + Sync + 'static {
 
     /// Serves the next pool entry to one bet: takes the lowest unserved committed index,
     /// builds the game from it and stores the game resolved, in one transaction. Durable on
-    /// return. `None`: no committed entry is left (nothing was written).
+    /// return. Only an entry whose batch was committed at or before the bet's `created_at_ms`
+    /// is served (so no entry can have been made after the bet arrived). `None`: no such entry
+    /// is left (nothing was written).
     async fn serve_instant(&self, build: BuildInstant) -> StoreResult<Option<GameRecord>>;
 
     /// Tries to become the one process that closes and resolves epochs on this store.

@@ -406,8 +406,9 @@ async fn serve_group(
     let next_entries = tx
         .prepare_cached(
             "SELECT e.idx, e.batch, e.iterations, e.x, e.y, e.l, e.pi, e.secret,
-                 NULL::text AS game_id, NULL::int8 AS served_at_ms
-             FROM pool_entries e
+                 NULL::text AS game_id, NULL::int8 AS served_at_ms,
+                 b.committed_at_ms AS batch_committed_at_ms
+             FROM pool_entries e JOIN pool_batches b ON b.number = e.batch
              WHERE e.idx >= $1 AND e.idx < $2 ORDER BY e.idx",
         )
         .await
@@ -418,12 +419,21 @@ async fn serve_group(
         .map_err(pg_err)?;
     let entries = rows
         .iter()
-        .map(pool_entry_from_row)
+        .map(|r| {
+            let committed: i64 = r.try_get("batch_committed_at_ms").map_err(corrupt)?;
+            Ok((pool_entry_from_row(r)?, committed))
+        })
         .collect::<StoreResult<Vec<_>>>()?;
     let now = crate::epoch::now_ms();
     let mut made = Vec::with_capacity(entries.len());
-    for (build, stored) in builds.iter().zip(&entries) {
+    for (build, (stored, committed_at)) in builds.iter().zip(&entries) {
         let (new, resolution) = build(&stored.entry).map_err(StoreError::Conflict)?;
+        if *committed_at > new.created_at_ms {
+            // Committed after this bet arrived (database clock against the replica's): not
+            // for this bet, nor (younger still) the entries after it. The rest of the group
+            // takes the epoch path.
+            break;
+        }
         made.push((stored.entry.index, new, resolution));
     }
     if !made.is_empty() {
@@ -1367,10 +1377,12 @@ impl Store for PgStore {
                 .map(|r| pool_batch_from_row(&r))
                 .transpose()?;
             super::check_pool_link(last.as_ref(), batch, entries)?;
+            // Stamped by the database's clock, the one every replica's serving compares with.
             tx.execute(
                 "INSERT INTO pool_batches (number, first_index, size, prev_root, anchor_epoch,
                      seed, root, committed_at_ms)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                 VALUES ($1, $2, $3, $4, $5, $6, $7,
+                     (extract(epoch from clock_timestamp()) * 1000)::int8)",
                 &[
                     &(batch.number as i64),
                     &(batch.first_index as i64),
@@ -1379,7 +1391,6 @@ impl Store for PgStore {
                     &(batch.anchor_epoch as i64),
                     &batch.seed.as_slice(),
                     &batch.root.as_slice(),
-                    &batch.committed_at_ms,
                 ],
             )
             .await

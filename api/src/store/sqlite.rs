@@ -348,7 +348,8 @@ fn commit_group(conn: &mut Connection, group: Vec<GroupItem>) {
 /// the counter ours until commit).
 struct PoolCursor {
     next: i64,
-    entries: std::collections::VecDeque<PoolEntry>,
+    /// The next entries, each with its batch's commit time.
+    entries: std::collections::VecDeque<(PoolEntry, i64)>,
     taken: i64,
 }
 
@@ -364,9 +365,27 @@ impl PoolCursor {
             "WHERE e.idx >= ?1 AND e.idx < ?2 ORDER BY e.idx",
             [next, next + want as i64],
         )?;
+        let mut committed = std::collections::HashMap::new();
+        let mut with_times = std::collections::VecDeque::with_capacity(entries.len());
+        for e in entries {
+            let at = match committed.get(&e.batch) {
+                Some(at) => *at,
+                None => {
+                    let at: i64 = tx
+                        .prepare_cached(
+                            "SELECT committed_at_ms FROM pool_batches WHERE number = ?1",
+                        )
+                        .and_then(|mut st| st.query_row([e.batch as i64], |r| r.get(0)))
+                        .map_err(unavailable)?;
+                    committed.insert(e.batch, at);
+                    at
+                }
+            };
+            with_times.push_back((e, at));
+        }
         Ok(Self {
             next,
-            entries: entries.into(),
+            entries: with_times,
             taken: 0,
         })
     }
@@ -389,11 +408,16 @@ fn serve_one(
     cursor: &mut PoolCursor,
     build: &BuildInstant,
 ) -> StoreResult<Option<GameRecord>> {
-    let Some(stored) = cursor.entries.front() else {
+    let Some((stored, committed_at)) = cursor.entries.front() else {
         return Ok(None);
     };
     let index = stored.entry.index as i64;
     let (new, resolution) = build(&stored.entry).map_err(StoreError::Conflict)?;
+    if *committed_at > new.created_at_ms {
+        // The entry's batch was committed after this bet arrived: not for this bet (the
+        // entries after it are younger still). The bet takes the epoch path.
+        return Ok(None);
+    }
     let now = crate::epoch::now_ms();
     tx.prepare_cached(
         "INSERT INTO games (game_id, request_id, game, bet_type, target, combo, amount,
@@ -1057,9 +1081,11 @@ impl Store for SqliteStore {
         batch: &PoolBatch,
         entries: &[vrs_engine::pool::Entry],
     ) -> StoreResult<()> {
-        let batch = batch.clone();
+        let mut batch = batch.clone();
         let entries = entries.to_vec();
         self.write(move |tx| {
+            // The one writer thread: no bet served after this commit can predate this stamp.
+            batch.committed_at_ms = crate::epoch::now_ms();
             let last = query_pool_batch(tx, "ORDER BY number DESC LIMIT 1", [])?;
             super::check_pool_link(last.as_ref(), &batch, &entries)?;
             tx.execute(

@@ -310,3 +310,27 @@ fn replicas_never_serve_an_entry_twice() {
         assert_eq!((status, &v["verified"]), (200, &json!(true)), "{v}");
     }
 }
+
+/// Bets that arrive while the pool is empty and being refilled: each takes the epoch path or
+/// an entry committed before it arrived, and every pool-served one verifies.
+#[test]
+fn bets_during_a_refill_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &pool_flags(&[]));
+    let body = json!({"bet_type": "even", "instant": true});
+    let mut served = Vec::new();
+    let deadline = Instant::now() + DEADLINE;
+    while served.len() < 40 {
+        assert!(Instant::now() < deadline, "only {} served", served.len());
+        let (status, r) = server.post("/api/v1/games/dice/bet", &body);
+        match status {
+            200 => served.push(r["game_id"].as_str().unwrap().to_owned()),
+            202 => assert_eq!(r["pool_served"], false),
+            other => panic!("{other}: {r}"),
+        }
+    }
+    for id in &served {
+        let (status, v) = server.get(&format!("/api/v1/verify/{id}"));
+        assert_eq!((status, &v["verified"]), (200, &json!(true)), "{v}");
+    }
+}

@@ -372,10 +372,17 @@ fn pool_batch(prev: Option<&PoolBatch>, n: u64) -> (PoolBatch, Vec<pool::Entry>)
     (batch, entries)
 }
 
-/// What a bet builds from the entry it is served (the real one lives in the HTTP layer).
+/// What a bet builds from the entry it is served (the real one lives in the HTTP layer); the
+/// bet arrives now.
 fn instant(tag: u32) -> BuildInstant {
+    instant_at(tag, None)
+}
+
+fn instant_at(tag: u32, created_at_ms: Option<i64>) -> BuildInstant {
+    let created = created_at_ms.unwrap_or_else(vrs::epoch::now_ms);
     Box::new(move |e: &pool::Entry| {
         let mut g = game(900_000 + tag, "dice");
+        g.created_at_ms = created;
         g.game_id = pool::game_id(e.index, &e.y);
         let r = resolution(&g.game_id);
         Ok((g, r))
@@ -415,8 +422,24 @@ async fn pool_serves_in_order(s: &dyn Store) {
         "wrong previous root"
     );
     s.commit_pool_batch(&b2, &e2).await.unwrap();
-    assert_eq!(s.last_pool_batch().await.unwrap(), Some(b2.clone()));
-    assert_eq!(s.pool_batch(1).await.unwrap(), Some(b1.clone()));
+    // The store stamps the commit time itself.
+    let stamped = |b: &PoolBatch, at: i64| PoolBatch {
+        committed_at_ms: at,
+        ..b.clone()
+    };
+    let last = s.last_pool_batch().await.unwrap().unwrap();
+    assert_eq!(last, stamped(&b2, last.committed_at_ms));
+    let first = s.pool_batch(1).await.unwrap().unwrap();
+    assert_eq!(first, stamped(&b1, first.committed_at_ms));
+    assert!(first.committed_at_ms <= last.committed_at_ms);
+    assert!(first.committed_at_ms > 1_000_000_000_000, "a real clock");
+    assert!(
+        s.serve_instant(instant_at(0, Some(first.committed_at_ms - 1)))
+            .await
+            .unwrap()
+            .is_none(),
+        "a bet that arrived before the batch was committed is not served from it"
+    );
     let counts = s.pool_counts().await.unwrap();
     assert_eq!((counts.generated, counts.served, counts.depth()), (5, 0, 5));
 
