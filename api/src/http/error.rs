@@ -18,6 +18,8 @@ pub enum ApiError {
     GameNotFound(String),
     /// The caller asked to verify a game that does not exist.
     VerifyNotFound(String),
+    /// Any other resource that does not exist (the message says which).
+    NotFound(String),
     /// The database does not answer; retry later.
     Unavailable(String),
     /// Our fault.
@@ -55,6 +57,7 @@ impl IntoResponse for ApiError {
                 }),
             ),
             Self::BadRequest(message) => (StatusCode::BAD_REQUEST, json!({ "error": message })),
+            Self::NotFound(message) => (StatusCode::NOT_FOUND, json!({ "error": message })),
             Self::GameNotFound(id) => (
                 StatusCode::NOT_FOUND,
                 json!({ "error": format!("game {id} not found"), "game_id": id }),

@@ -3,6 +3,7 @@
 
 mod error;
 mod games;
+mod pool;
 mod system;
 
 pub use error::ApiError;
@@ -59,6 +60,7 @@ pub fn app(state: Arc<AppState>) -> Router {
         .route("/api/v1/rng/generate", post(games::rng_generate))
         .route("/api/v1/games/{game_id}", get(games::game_result))
         .route("/api/v1/verify/{game_id}", get(games::verify))
+        .route("/api/v1/pool/batches/{number}", get(pool::batch))
         .fallback(system::not_found)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(state);

@@ -60,6 +60,11 @@ const ENDPOINTS: &[(&str, &str, &str)] = &[
         "recomputed verification with proof data (200)",
     ),
     ("GET", "/api/v1/stats", "engine and game statistics"),
+    (
+        "GET",
+        "/api/v1/pool/batches/{number}",
+        "a committed pool batch: root, leaf hashes, the game that consumed each served entry",
+    ),
     ("GET", "/api/v1/recent", "the 20 most recent games"),
     ("GET", "/docs", "documents"),
 ];
@@ -269,6 +274,7 @@ fn pool_json(state: &State, pool: &crate::store::PoolCounts) -> Value {
             "seed": hex::encode(b.seed),
             "committed_at": b.committed_at_ms / 1000,
             "committed_at_ms": b.committed_at_ms,
+            "url": format!("/api/v1/pool/batches/{}", b.number),
         })),
     })
 }

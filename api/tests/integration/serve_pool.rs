@@ -173,6 +173,29 @@ fn instant_bets_of_every_type_resolve_at_once_and_verify() {
         pool["last_batch"]["root"].as_str().unwrap().len() == 64,
         "{pool}"
     );
+
+    // The audit view of batch 1: its leaf hashes give its root, and the served entries name
+    // their games, in index order; unserved entries show nothing but their hash.
+    let (status, b) = server.get("/api/v1/pool/batches/1");
+    assert_eq!(status, 200, "{b}");
+    let hashes: Vec<[u8; 32]> = b["leaf_hashes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| unhex(h).try_into().unwrap())
+        .collect();
+    assert_eq!(hashes.len() as u64, b["size"].as_u64().unwrap());
+    assert_eq!(hex::encode(vrs_engine::merkle::root(&hashes)), b["root"]);
+    let served: Vec<u64> = b["served"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(served, (1..=15).collect::<Vec<u64>>());
+    assert!(!b.to_string().contains("secret"));
+    assert_eq!(server.get("/api/v1/pool/batches/999").0, 404);
+    assert_eq!(server.get("/api/v1/pool/batches/x").0, 400);
     assert!(server.stop());
 }
 

@@ -1,0 +1,54 @@
+//! The pool's audit view: a committed batch with its leaf hashes (enough to recompute its
+//! root) and which game consumed each served entry. Nothing about an unserved entry but its
+//! leaf hash leaves the service: its output would let anyone pick a winning seed for it.
+
+use super::{ApiError, State};
+use axum::extract::{Path, State as AxState};
+use axum::Json;
+use serde_json::{json, Value};
+use vrs_engine::merkle;
+use vrs_engine::pool::entry_leaf;
+
+pub async fn batch(
+    AxState(state): AxState<State>,
+    Path(number): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let n: u64 = number.parse().map_err(|_| {
+        ApiError::BadRequest(format!("batch number must be an integer, got {number:?}"))
+    })?;
+    let Some(b) = state.store.pool_batch(n).await? else {
+        return Err(ApiError::NotFound(format!("no pool batch {n}")));
+    };
+    let entries = state.store.pool_batch_entries(n).await?;
+    let leaf_hashes: Vec<String> = entries
+        .iter()
+        .map(|e| hex::encode(merkle::leaf_hash(&entry_leaf(&e.entry))))
+        .collect();
+    let served: Vec<Value> = entries
+        .iter()
+        .filter_map(|e| {
+            e.game_id.as_ref().map(|id| {
+                json!({
+                    "index": e.entry.index,
+                    "game_id": id,
+                    "served_at_ms": e.served_at_ms,
+                    "verify_url": format!("/api/v1/verify/{id}"),
+                })
+            })
+        })
+        .collect();
+    Ok(Json(json!({
+        "number": b.number,
+        "root": hex::encode(b.root),
+        "previous_root": hex::encode(b.prev_root),
+        "first_index": b.first_index,
+        "size": b.size,
+        "anchor_epoch": b.anchor_epoch,
+        "seed": hex::encode(b.seed),
+        "committed_at": b.committed_at_ms / 1000,
+        "committed_at_ms": b.committed_at_ms,
+        "leaf_hashes": leaf_hashes,
+        "served": served,
+        "unserved": entries.len() - served.len(),
+    })))
+}
