@@ -41,6 +41,10 @@ pub struct ServeConfig {
     /// Largest bet amount accepted.
     #[arg(long, env = "VRS_MAX_BET", default_value = "10000.00", value_parser = parse_amount)]
     pub max_bet: Amount,
+    /// Threads serving HTTP and the store (default: all cores but the one the epoch VDF
+    /// occupies, at least one).
+    #[arg(long, env = "VRS_HTTP_THREADS", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub http_threads: Option<u16>,
     /// Resolve bets that do not say `"instant"` from the precomputed pool (a body's
     /// `"instant": false` still takes the epoch path).
     #[arg(long, env = "VRS_INSTANT_BETS")]
@@ -74,6 +78,14 @@ fn parse_amount(s: &str) -> Result<Amount, String> {
 }
 
 impl ServeConfig {
+    /// Async worker threads: the VDF keeps one core busy, and on a small machine one more
+    /// worker than the cores left only adds context switches (measured: docs/PERFORMANCE.md).
+    pub fn http_threads(&self) -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.http_threads
+            .map_or(cores.saturating_sub(1).max(1), usize::from)
+    }
+
     pub fn pool(&self) -> crate::pool::PoolConfig {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         crate::pool::PoolConfig {

@@ -25,6 +25,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 pub fn run(config: ServeConfig) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.http_threads())
         .enable_all()
         .thread_name("vrs-http")
         .build()
