@@ -14,6 +14,7 @@
 //! # Ok::<(), vrs_engine::Error>(())
 //! ```
 
+pub mod anchor;
 pub mod backend;
 pub mod calibrate;
 pub mod epoch;
