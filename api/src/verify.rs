@@ -231,7 +231,8 @@ pub fn verify(
             .collect::<Vec<_>>()).unwrap_or_default(),
         "bet": bet_json(game),
     });
-    let mut result = result_json(game, epoch, &stored, derived.as_ref().ok());
+    let y = epoch.output.as_ref().map(|o| hex::encode(&o.y));
+    let mut result = result_json(game, y, &stored, derived.as_ref().ok());
     result["verified"] = json!(verified);
     result["proof"] = proof.clone();
     let replay_steps = replay_steps(
@@ -385,14 +386,15 @@ pub fn outcome_json(dice: &[u8]) -> Value {
     Value::Object(o)
 }
 
-fn result_json(
+/// The result object of a resolved game; `y` is the output it was derived from (the epoch's,
+/// or a pool entry's).
+pub(crate) fn result_json(
     game: &GameRecord,
-    epoch: &EpochRecord,
+    y: Option<String>,
     stored: &crate::store::GameResolution,
     derived: Option<&Outcome>,
 ) -> Value {
     let g = &game.new;
-    let y = epoch.output.as_ref().map(|o| hex::encode(&o.y));
     let mut r = json!({
         "game_id": g.game_id,
         "game": g.game,

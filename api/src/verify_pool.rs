@@ -5,9 +5,9 @@
 use crate::commit::bet_leaf;
 use crate::games::DERIVATION;
 use crate::store::{EpochRecord, GameRecord, PoolBatch, PoolEntry};
-use crate::verify::{bet_json, check, outcome_checks, outcome_json, outcome_steps, veo_class};
+use crate::verify::{bet_json, check, outcome_checks, outcome_steps, result_json, veo_class};
 use crate::verify::{Verification, ANCHOR_CHAIN, ANCHOR_CHAIN_ID};
-use serde_json::{json, Value};
+use serde_json::json;
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle;
 use vrs_engine::pool::{self, BatchLink};
@@ -196,7 +196,9 @@ pub fn verify_pool(m: &Modulus, game: &GameRecord, ev: &PoolEvidence) -> Verific
         "leaf": hex::encode(&g.leaf),
         "bet": bet_json(game),
     });
-    let mut result = pool_result_json(game, &y_hex, &stored);
+    let mut result = result_json(game, Some(y_hex.clone()), &stored, derived.as_ref().ok());
+    result["pool_served"] = json!(true);
+    result["pool_index"] = json!(game.pool_index);
     result["verified"] = json!(verified);
     result["proof"] = proof.clone();
     let mut replay_steps = vec![
@@ -242,36 +244,4 @@ pub fn verify_pool(m: &Modulus, game: &GameRecord, ev: &PoolEvidence) -> Verific
         result,
         replay_steps,
     }
-}
-
-/// The result object of a pool-served game (the same members as an epoch game's, with the
-/// entry in place of the epoch).
-pub fn pool_result_json(
-    game: &GameRecord,
-    y_hex: &str,
-    stored: &crate::store::GameResolution,
-) -> Value {
-    let g = &game.new;
-    json!({
-        "game_id": g.game_id,
-        "game": g.game,
-        "epoch": null,
-        "pool_served": true,
-        "pool_index": game.pool_index,
-        "rngValue": stored.rng_value,
-        "entropy": y_hex,
-        "resolved_at": game.resolved_at_ms.map(|ms| ms / 1000),
-        "verify_url": format!("/api/v1/verify/{}", g.game_id),
-        "bet_id": g.request_id,
-        "bet_type": g.bet_type,
-        "target": g.target,
-        "combo": g.combo,
-        "amount": g.amount,
-        "player_id": g.player_id,
-        "player_seed": g.player_seed,
-        "operator_key": g.operator_key,
-        "outcome": outcome_json(&stored.dice),
-        "won": stored.won,
-        "payout": stored.payout,
-    })
 }

@@ -143,14 +143,7 @@ fn bench_pool(args: PoolBenchArgs) -> anyhow::Result<ExitCode> {
     let modulus = Modulus::by_name(&args.modulus)?;
     let all = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = args.threads.unwrap_or(all).max(1);
-    let mut kinds = if args.backends.is_empty() {
-        BackendKind::all()
-    } else {
-        args.backends
-            .iter()
-            .map(|n| BackendKind::parse(n))
-            .collect::<Result<_, _>>()?
-    };
+    let mut kinds = backend_kinds(&args.backends)?;
     // The yardstick first: fast on one thread.
     kinds.retain(|k| *k != BackendKind::Fast);
     kinds.insert(0, BackendKind::Fast);
@@ -230,19 +223,23 @@ fn runner(kind: BackendKind, modulus: &Modulus) -> anyhow::Result<Runner> {
     Ok(r)
 }
 
+/// The backends named by `--backends`, or every one in this build.
+fn backend_kinds(names: &[String]) -> anyhow::Result<Vec<BackendKind>> {
+    if names.is_empty() {
+        return Ok(BackendKind::all());
+    }
+    Ok(names
+        .iter()
+        .map(|n| BackendKind::parse(n))
+        .collect::<Result<_, _>>()?)
+}
+
 fn bench_vdf(args: VdfBenchArgs) -> anyhow::Result<ExitCode> {
     if args.seconds.is_nan() || args.seconds <= 0.0 || args.rounds == 0 {
         bail!("--seconds must be positive and --rounds at least 1");
     }
     let modulus = Modulus::by_name(&args.modulus)?;
-    let kinds = if args.backends.is_empty() {
-        BackendKind::all()
-    } else {
-        args.backends
-            .iter()
-            .map(|n| BackendKind::parse(n))
-            .collect::<Result<_, _>>()?
-    };
+    let kinds = backend_kinds(&args.backends)?;
     let mut runners = kinds
         .iter()
         .map(|&k| runner(k, &modulus))

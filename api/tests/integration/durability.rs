@@ -232,7 +232,11 @@ fn kill_restart_under_load(start: &dyn Fn() -> Server) -> (BTreeMap<String, Stri
         targets.write().unwrap()[0] = server.url.clone();
         assert!(load.count() > 0, "round {round}: no bet accepted yet");
     }
-    std::thread::sleep(Duration::from_millis(500));
+    // The last server takes bets too before the load stops.
+    let before = load.count();
+    wait_for("bets on the last server", Duration::from_secs(30), || {
+        load.count() >= before + 20
+    });
     let accepted = load.finish();
     assert!(
         accepted.len() >= 20,

@@ -19,8 +19,17 @@ fn hash32(v: &Value) -> [u8; 32] {
     unhex(v).try_into().expect("32 bytes")
 }
 
-/// Every bet the test places: (path, body).
-fn bets() -> Vec<(&'static str, Value)> {
+/// The replay actions of every resolved game, in order (interface section 2.9).
+pub const REPLAY_ACTIONS: [&str; 5] = [
+    "bet_committed",
+    "vdf_epoch_published",
+    "randomness_derived",
+    "dice_rolled",
+    "bet_evaluated",
+];
+
+/// Every bet type of both games, with varied fields: (path, body).
+pub fn bets() -> Vec<(&'static str, Value)> {
     let dice = "/api/v1/games/dice/bet";
     let sicbo = "/api/v1/games/sicbo/bet";
     vec![
@@ -120,16 +129,7 @@ fn check_independently(v: &Value, bet: &Value) -> Vec<u8> {
         .iter()
         .map(|s| s["action"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        actions,
-        [
-            "bet_committed",
-            "vdf_epoch_published",
-            "randomness_derived",
-            "dice_rolled",
-            "bet_evaluated"
-        ]
-    );
+    assert_eq!(actions, REPLAY_ACTIONS);
     for (i, s) in steps.iter().enumerate() {
         assert_eq!(s["step"], i as u64 + 1);
     }

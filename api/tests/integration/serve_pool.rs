@@ -4,6 +4,8 @@
 
 use crate::independent::{dice, dice_payout, hmac_sha256, sicbo_payout};
 use crate::pg::TestSchema;
+use crate::serve_games::{bets, REPLAY_ACTIONS};
+use crate::serve_restart::failed_checks;
 use crate::server::{Server, FAST};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -83,28 +85,9 @@ fn instant_bets_of_every_type_resolve_at_once_and_verify() {
     wait_for_depth(&server, 40);
     let dice_path = "/api/v1/games/dice/bet";
     let sicbo_path = "/api/v1/games/sicbo/bet";
-    let bets = [
-        (
-            dice_path,
-            json!({"bet_type": "exact", "target": 7, "amount": 2.5, "player_seed": "a"}),
-        ),
-        (dice_path, json!({"bet_type": "over7"})),
-        (dice_path, json!({"bet_type": "under7", "player_seed": "b"})),
-        (dice_path, json!({"bet_type": "odd", "amount": 3})),
-        (dice_path, json!({"bet_type": "even"})),
-        (sicbo_path, json!({"bet_type": "big", "amount": 2})),
-        (sicbo_path, json!({"bet_type": "small", "player_seed": "c"})),
-        (sicbo_path, json!({"bet_type": "odd"})),
-        (sicbo_path, json!({"bet_type": "even"})),
-        (sicbo_path, json!({"bet_type": "total", "target": 10})),
-        (sicbo_path, json!({"bet_type": "single", "target": 4})),
-        (sicbo_path, json!({"bet_type": "double", "target": 2})),
-        (sicbo_path, json!({"bet_type": "triple", "target": 6})),
-        (sicbo_path, json!({"bet_type": "anyTriple"})),
-        (sicbo_path, json!({"bet_type": "combo", "combo": [1, 5]})),
-    ];
     let mut last_index = 0;
-    for (path, mut body) in bets {
+    let placed = bets();
+    for (path, mut body) in placed.clone() {
         body["instant"] = json!(true);
         let (status, r) = server.post(path, &body);
         assert_eq!(status, 200, "{path} {body}: {r}");
@@ -151,16 +134,7 @@ fn instant_bets_of_every_type_resolve_at_once_and_verify() {
             .iter()
             .map(|s| s["action"].as_str().unwrap())
             .collect();
-        assert_eq!(
-            actions,
-            [
-                "bet_committed",
-                "vdf_epoch_published",
-                "randomness_derived",
-                "dice_rolled",
-                "bet_evaluated"
-            ]
-        );
+        assert_eq!(actions, REPLAY_ACTIONS);
         check_outcome(&v, &body, path);
     }
     // Normal bets are still accepted beside the pool, and take the epoch path.
@@ -168,7 +142,7 @@ fn instant_bets_of_every_type_resolve_at_once_and_verify() {
     assert_eq!(status, 202, "{r}");
     let (_, stats) = server.get("/api/v1/stats");
     let pool = &stats["pool"];
-    assert_eq!(pool["served"], 15);
+    assert_eq!(pool["served"], placed.len());
     assert!(
         pool["last_batch"]["root"].as_str().unwrap().len() == 64,
         "{pool}"
@@ -192,7 +166,11 @@ fn instant_bets_of_every_type_resolve_at_once_and_verify() {
         .iter()
         .map(|s| s["index"].as_u64().unwrap())
         .collect();
-    assert_eq!(served, (1..=15).collect::<Vec<u64>>());
+    assert_eq!(
+        served,
+        (1..=16).collect::<Vec<u64>>(),
+        "batch 1 holds 16 entries"
+    );
     assert!(!b.to_string().contains("secret"));
     assert_eq!(server.get("/api/v1/pool/batches/999").0, 404);
     assert_eq!(server.get("/api/v1/pool/batches/x").0, 400);
@@ -276,13 +254,7 @@ fn a_restart_keeps_the_pool_and_its_order() {
     let failed = |id: &str| -> Vec<String> {
         let (_, v) = server.get(&format!("/api/v1/verify/{id}"));
         assert_eq!(v["verified"], false, "{v}");
-        v["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|c| c["passed"] == false)
-            .map(|c| c["name"].as_str().unwrap().to_owned())
-            .collect()
+        failed_checks(&v)
     };
     assert_eq!(failed(id0), ["pool_entry_input"]);
     assert_eq!(failed(id1), ["payout"]);

@@ -22,7 +22,8 @@ fn verified(server: &Server, id: &str) -> Value {
     server.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE)
 }
 
-fn failed_checks(v: &Value) -> Vec<String> {
+/// The names of the checks a verification response failed.
+pub fn failed_checks(v: &Value) -> Vec<String> {
     v["checks"]
         .as_array()
         .unwrap()

@@ -257,16 +257,19 @@ async fn sqlite_inserts_race_closes() {
 /// a gap in the inserts), and every game lands in the epoch its insert reported.
 async fn closes_go_through_a_stream_of_inserts(stores: Vec<Arc<dyn Store>>) {
     stores[0].bootstrap("test512", 0).await.unwrap();
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let stop = Arc::new(AtomicBool::new(false));
+    let inserted = Arc::new(AtomicU64::new(0));
     let mut writers = Vec::new();
     for (w, s) in stores.iter().cycle().take(12).enumerate() {
-        let (s, stop) = (Arc::clone(s), Arc::clone(&stop));
+        let (s, stop, inserted) = (Arc::clone(s), Arc::clone(&stop), Arc::clone(&inserted));
         writers.push(tokio::spawn(async move {
             let mut reported = Vec::new();
             let mut i = 0u32;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            while !stop.load(Ordering::Relaxed) {
                 let g = game(100_000 * (w as u32 + 1) + i, "rng");
                 reported.push((g.game_id.clone(), s.insert_game(g).await.unwrap()));
+                inserted.fetch_add(1, Ordering::Relaxed);
                 i += 1;
             }
             reported
@@ -275,7 +278,13 @@ async fn closes_go_through_a_stream_of_inserts(stores: Vec<Arc<dyn Store>>) {
     let closer = &stores[0];
     let mut closed = Vec::new();
     for _ in 0..6 {
-        tokio::time::sleep(Duration::from_millis(30)).await;
+        // Each close comes after more inserts have gone in since the last one.
+        let mark = inserted.load(Ordering::Relaxed);
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while inserted.load(Ordering::Relaxed) < mark + 20 {
+            assert!(std::time::Instant::now() < deadline, "the inserts stopped");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         let e = closer.open_epoch().await.unwrap().number;
         let leaves = tokio::time::timeout(Duration::from_secs(60), closer.close_epoch(e, 0))
             .await
@@ -283,7 +292,7 @@ async fn closes_go_through_a_stream_of_inserts(stores: Vec<Arc<dyn Store>>) {
             .unwrap();
         closed.push((e, leaves.len()));
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.store(true, Ordering::Relaxed);
     let mut per_epoch = std::collections::BTreeMap::<u64, usize>::new();
     for w in writers {
         for (id, e) in w.await.unwrap() {
