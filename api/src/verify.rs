@@ -202,35 +202,32 @@ pub fn verify(
 
     let verified = checks.iter().all(|c| c.passed);
     let seed_hex = seed.as_ref().map(hex::encode).unwrap_or_default();
-    let proof = json!({
-        "vdfEpoch": e,
-        "rngValue": stored.rng_value,
-        "derivation": DERIVATION,
-        "anchorTx": null,
-        "legacyTx": null,
-        "anchorChain": ANCHOR_CHAIN,
-        "anchorChainId": ANCHOR_CHAIN_ID,
-        "veo_class": veo_class(&epoch.modulus),
-        "modulus": epoch.modulus,
-        "modulus_n": hex::encode(m.to_be_bytes()),
-        "iterations": t,
-        "x": hex::encode(x_bytes),
-        "y": hex::encode(y_bytes),
-        "pi": hex::encode(output.map_or(&empty, |o| &o.pi)),
-        "l": hex::encode(output.map_or(&empty, |o| &o.l)),
-        "epoch_seed": seed_hex,
-        "previous_output": hex::encode(prev_y),
-        "bets_root": hex::encode(bets_root),
-        "bet_count": input.map_or(0, |i| i.bet_count),
-        "leaf": hex::encode(&g.leaf),
-        "leaf_hash": hex::encode(leaf_hash),
-        "leaf_index": game.seq,
-        "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
-        "checkpoints": output.map(|o| o.checkpoints.iter()
-            .map(|(i, v)| json!({"iteration": i, "value": hex::encode(v)}))
-            .collect::<Vec<_>>()).unwrap_or_default(),
-        "bet": bet_json(game),
-    });
+    let proof = with_interface_members(
+        e,
+        &stored.rng_value,
+        json!({
+            "veo_class": veo_class(&epoch.modulus),
+            "modulus": epoch.modulus,
+            "modulus_n": hex::encode(m.to_be_bytes()),
+            "iterations": t,
+            "x": hex::encode(x_bytes),
+            "y": hex::encode(y_bytes),
+            "pi": hex::encode(output.map_or(&empty, |o| &o.pi)),
+            "l": hex::encode(output.map_or(&empty, |o| &o.l)),
+            "epoch_seed": seed_hex,
+            "previous_output": hex::encode(prev_y),
+            "bets_root": hex::encode(bets_root),
+            "bet_count": input.map_or(0, |i| i.bet_count),
+            "leaf": hex::encode(&g.leaf),
+            "leaf_hash": hex::encode(leaf_hash),
+            "leaf_index": game.seq,
+            "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
+            "checkpoints": output.map(|o| o.checkpoints.iter()
+                .map(|(i, v)| json!({"iteration": i, "value": hex::encode(v)}))
+                .collect::<Vec<_>>()).unwrap_or_default(),
+            "bet": bet_json(game),
+        }),
+    );
     let y = epoch.output.as_ref().map(|o| hex::encode(&o.y));
     let mut result = result_json(game, y, &stored, derived.as_ref().ok());
     result["verified"] = json!(verified);
@@ -355,6 +352,24 @@ async fn lookup_pool(store: &dyn Store, game: GameRecord) -> anyhow::Result<Look
     Ok(Lookup::Resolved(Box::new(crate::verify_pool::verify_pool(
         &modulus, &game, &evidence,
     ))))
+}
+
+/// Adds the interface's proof members (section 2.9) to `proof`: the epoch, rngValue, the
+/// derivation text and the anchor (null until anchoring runs).
+pub(crate) fn with_interface_members(vdf_epoch: u64, rng_value: &str, mut proof: Value) -> Value {
+    let members = json!({
+        "vdfEpoch": vdf_epoch,
+        "rngValue": rng_value,
+        "derivation": DERIVATION,
+        "anchorTx": null,
+        "legacyTx": null,
+        "anchorChain": ANCHOR_CHAIN,
+        "anchorChainId": ANCHOR_CHAIN_ID,
+    });
+    if let (Some(p), Value::Object(m)) = (proof.as_object_mut(), members) {
+        p.extend(m);
+    }
+    proof
 }
 
 /// The committed fields of a game.

@@ -3,10 +3,9 @@
 //! epoch, on the data the response hands out.
 
 use crate::commit::bet_leaf;
-use crate::games::DERIVATION;
 use crate::store::{EpochRecord, GameRecord, PoolBatch, PoolEntry};
 use crate::verify::{bet_json, check, outcome_checks, outcome_steps, result_json, veo_class};
-use crate::verify::{Verification, ANCHOR_CHAIN, ANCHOR_CHAIN_ID};
+use crate::verify::{with_interface_members, Verification};
 use serde_json::json;
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle;
@@ -159,43 +158,40 @@ pub fn verify_pool(m: &Modulus, game: &GameRecord, ev: &PoolEvidence) -> Verific
 
     let verified = checks.iter().all(|c| c.passed);
     let y_hex = hex::encode(&e.y);
-    let proof = json!({
-        "vdfEpoch": b.anchor_epoch,
-        "rngValue": stored.rng_value,
-        "derivation": DERIVATION,
-        "anchorTx": null,
-        "legacyTx": null,
-        "anchorChain": ANCHOR_CHAIN,
-        "anchorChainId": ANCHOR_CHAIN_ID,
-        "pool_served": true,
-        "pool_index": e.index,
-        "pool_batch": b.number,
-        "veo_class": veo_class(m.id()),
-        "modulus": m.id(),
-        "modulus_n": hex::encode(m.to_be_bytes()),
-        "iterations": e.iterations,
-        "x": hex::encode(&e.x),
-        "y": y_hex,
-        "pi": hex::encode(&e.pi),
-        "l": hex::encode(&e.l),
-        "secret": hex::encode(e.secret),
-        "entry_seed": hex::encode(entry_seed),
-        "batch_seed": hex::encode(b.seed),
-        "batch_root": hex::encode(b.root),
-        "batch_first_index": b.first_index,
-        "batch_size": b.size,
-        "previous_batch_root": hex::encode(b.prev_root),
-        "anchor_epoch": b.anchor_epoch,
-        "anchor_y": hex::encode(anchor_y),
-        "batch_committed_at_ms": b.committed_at_ms,
-        "bet_created_at_ms": g.created_at_ms,
-        "entry_leaf": hex::encode(&leaf),
-        "entry_leaf_hash": hex::encode(leaf_hash),
-        "leaf_index": position,
-        "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
-        "leaf": hex::encode(&g.leaf),
-        "bet": bet_json(game),
-    });
+    let proof = with_interface_members(
+        b.anchor_epoch,
+        &stored.rng_value,
+        json!({
+            "pool_served": true,
+            "pool_index": e.index,
+            "pool_batch": b.number,
+            "veo_class": veo_class(m.id()),
+            "modulus": m.id(),
+            "modulus_n": hex::encode(m.to_be_bytes()),
+            "iterations": e.iterations,
+            "x": hex::encode(&e.x),
+            "y": y_hex,
+            "pi": hex::encode(&e.pi),
+            "l": hex::encode(&e.l),
+            "secret": hex::encode(e.secret),
+            "entry_seed": hex::encode(entry_seed),
+            "batch_seed": hex::encode(b.seed),
+            "batch_root": hex::encode(b.root),
+            "batch_first_index": b.first_index,
+            "batch_size": b.size,
+            "previous_batch_root": hex::encode(b.prev_root),
+            "anchor_epoch": b.anchor_epoch,
+            "anchor_y": hex::encode(anchor_y),
+            "batch_committed_at_ms": b.committed_at_ms,
+            "bet_created_at_ms": g.created_at_ms,
+            "entry_leaf": hex::encode(&leaf),
+            "entry_leaf_hash": hex::encode(leaf_hash),
+            "leaf_index": position,
+            "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
+            "leaf": hex::encode(&g.leaf),
+            "bet": bet_json(game),
+        }),
+    );
     let mut result = result_json(game, Some(y_hex.clone()), &stored, derived.as_ref().ok());
     result["pool_served"] = json!(true);
     result["pool_index"] = json!(game.pool_index);
