@@ -71,6 +71,37 @@ pub struct ServeConfig {
     /// Most pool entries generated per second (0: as fast as the threads go).
     #[arg(long, env = "VRS_POOL_REFILL_RATE", default_value_t = 0)]
     pub pool_refill_rate: u64,
+    /// JSON-RPC URL of the EVM chain that batch Merkle roots are anchored on. Without it
+    /// anchoring is off (anchorTx stays null). The signing key comes from
+    /// VRS_ANCHOR_PRIVATE_KEY or --anchor-key-file.
+    #[arg(long, env = "VRS_ANCHOR_RPC_URL", hide_env_values = true)]
+    pub anchor_rpc_url: Option<String>,
+    /// EIP-155 chain id the RPC must report (eth_chainId); anchoring is refused otherwise.
+    #[arg(long, env = "VRS_ANCHOR_CHAIN_ID", default_value_t = 8453)]
+    pub anchor_chain_id: u64,
+    /// Name of the anchor chain, as proofs show it (anchorChain).
+    #[arg(long, env = "VRS_ANCHOR_CHAIN_NAME", default_value = "base")]
+    pub anchor_chain_name: String,
+    /// File holding the anchor account's private key (64 hex digits); VRS_ANCHOR_PRIVATE_KEY
+    /// takes precedence. Keep it readable by the service only.
+    #[arg(long, env = "VRS_ANCHOR_KEY_FILE")]
+    pub anchor_key_file: Option<PathBuf>,
+    /// Address the anchor transactions are sent to (default: the anchor account itself).
+    #[arg(long, env = "VRS_ANCHOR_ADDRESS")]
+    pub anchor_address: Option<String>,
+    /// Resolved epochs per anchor batch (one transaction each; 12 × 5 s ≈ one a minute).
+    #[arg(long, env = "VRS_ANCHOR_EVERY", default_value_t = 12,
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub anchor_every: u64,
+    /// Blocks (the including one counted) before a batch counts as confirmed.
+    #[arg(long, env = "VRS_ANCHOR_CONFIRMATIONS", default_value_t = 2,
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub anchor_confirmations: u64,
+    /// Seconds an anchor transaction may wait for inclusion before it is replaced by one with
+    /// the same nonce and at least 12.5 % higher fees.
+    #[arg(long, env = "VRS_ANCHOR_REPLACE_AFTER", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub anchor_replace_after: u64,
 }
 
 fn parse_amount(s: &str) -> Result<Amount, String> {
@@ -97,6 +128,37 @@ impl ServeConfig {
             refill_rate: self.pool_refill_rate,
             instant_default: self.instant_bets,
         }
+    }
+
+    /// Anchoring as configured (on only with an RPC URL; the key is read separately).
+    pub fn anchor(&self) -> anyhow::Result<crate::anchor::AnchorConfig> {
+        let to = self
+            .anchor_address
+            .as_deref()
+            .filter(|a| !a.trim().is_empty())
+            .map(|a| {
+                a.trim()
+                    .parse::<alloy::primitives::Address>()
+                    .map_err(|e| anyhow::anyhow!("--anchor-address {a:?}: {e}"))
+            })
+            .transpose()?;
+        Ok(crate::anchor::AnchorConfig {
+            every: self.anchor_every,
+            chain_name: self.anchor_chain_name.clone(),
+            chain_id: self.anchor_chain_id,
+            confirmations: self.anchor_confirmations,
+            replace_after: std::time::Duration::from_secs(self.anchor_replace_after),
+            poll: std::time::Duration::from_millis((self.epoch_ms / 5).clamp(200, 2000)),
+            to,
+        })
+    }
+
+    /// The RPC URL when anchoring is on.
+    pub fn anchor_rpc(&self) -> Option<&str> {
+        self.anchor_rpc_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
     }
 
     pub fn limits(&self) -> Limits {

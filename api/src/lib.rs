@@ -1,6 +1,7 @@
 //! vrs: the verifiable randomness service (HTTP API on an embedded or PostgreSQL store) and
 //! its command-line tools. The binary in `main.rs` only parses arguments and calls [`cli::run`].
 
+pub mod anchor;
 pub mod cli;
 pub mod commit;
 pub mod config;

@@ -2,6 +2,9 @@
 //! stored as a flag. Every check an outsider would run is run here, on the same data the
 //! response hands out, so that anyone can redo it offline (docs/PROTOCOL.md, "Verifying a game").
 
+use crate::anchor::batch::Subject;
+use crate::anchor::proof::attach;
+use crate::anchor::AnchorView;
 use crate::commit::bet_leaf;
 use crate::epoch::previous_output;
 use crate::games::{DERIVATION, DICE_DERIVATION};
@@ -13,10 +16,6 @@ use vrs_engine::epoch::epoch_seed;
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle;
 use vrs_engine::vdf;
-
-/// The anchor chain named in every proof (anchoring fills `anchorTx` once it runs).
-pub const ANCHOR_CHAIN: &str = "base";
-pub const ANCHOR_CHAIN_ID: u64 = 8453;
 
 /// One named check and its outcome.
 #[derive(Clone, Debug)]
@@ -55,7 +54,11 @@ pub fn veo_class(modulus_id: &str) -> String {
 }
 
 /// Loads `game_id` and, when resolved, verifies it.
-pub async fn lookup(store: &dyn Store, game_id: &str) -> anyhow::Result<Lookup> {
+pub async fn lookup(
+    store: &dyn Store,
+    anchor: &AnchorView,
+    game_id: &str,
+) -> anyhow::Result<Lookup> {
     let Some(game) = store.game(game_id).await? else {
         return Ok(Lookup::NotFound);
     };
@@ -63,7 +66,7 @@ pub async fn lookup(store: &dyn Store, game_id: &str) -> anyhow::Result<Lookup> 
         return Ok(Lookup::Pending(Box::new(game)));
     }
     let Some(epoch_number) = game.epoch else {
-        return lookup_pool(store, game).await;
+        return lookup_pool(store, anchor, game).await;
     };
     let epoch = store
         .epoch(epoch_number)
@@ -73,13 +76,9 @@ pub async fn lookup(store: &dyn Store, game_id: &str) -> anyhow::Result<Lookup> 
         .with_context(|| format!("epoch {} names modulus {}", epoch.number, epoch.modulus))?;
     let chain_prev = previous_output(store, &modulus, epoch.number).await?;
     let leaves = store.epoch_leaves(epoch.number).await?;
-    Ok(Lookup::Resolved(Box::new(verify(
-        &modulus,
-        &game,
-        &epoch,
-        &chain_prev,
-        &leaves,
-    ))))
+    let mut v = verify(&modulus, &game, &epoch, &chain_prev, &leaves);
+    attach(store, anchor, Subject::Epoch(epoch.number), &mut v).await;
+    Ok(Lookup::Resolved(Box::new(v)))
 }
 
 pub(crate) fn check(checks: &mut Vec<Check>, name: &'static str, result: Result<String, String>) {
@@ -312,7 +311,11 @@ pub(crate) fn outcome_checks(
 }
 
 /// Loads what a pool-served game is checked against and verifies it.
-async fn lookup_pool(store: &dyn Store, game: GameRecord) -> anyhow::Result<Lookup> {
+async fn lookup_pool(
+    store: &dyn Store,
+    anchor_view: &AnchorView,
+    game: GameRecord,
+) -> anyhow::Result<Lookup> {
     let id = &game.new.game_id;
     let index = game
         .pool_index
@@ -349,22 +352,19 @@ async fn lookup_pool(store: &dyn Store, game: GameRecord) -> anyhow::Result<Look
         anchor,
         batch_entries,
     };
-    Ok(Lookup::Resolved(Box::new(crate::verify_pool::verify_pool(
-        &modulus, &game, &evidence,
-    ))))
+    let pool_batch = evidence.batch.number;
+    let mut v = crate::verify_pool::verify_pool(&modulus, &game, &evidence);
+    attach(store, anchor_view, Subject::PoolBatch(pool_batch), &mut v).await;
+    Ok(Lookup::Resolved(Box::new(v)))
 }
 
 /// Adds the interface's proof members (section 2.9) to `proof`: the epoch, rngValue, the
-/// derivation text and the anchor (null until anchoring runs).
+/// derivation text; [`attach`] adds the anchor members.
 pub(crate) fn with_interface_members(vdf_epoch: u64, rng_value: &str, mut proof: Value) -> Value {
     let members = json!({
         "vdfEpoch": vdf_epoch,
         "rngValue": rng_value,
         "derivation": DERIVATION,
-        "anchorTx": null,
-        "legacyTx": null,
-        "anchorChain": ANCHOR_CHAIN,
-        "anchorChainId": ANCHOR_CHAIN_ID,
     });
     if let (Some(p), Value::Object(m)) = (proof.as_object_mut(), members) {
         p.extend(m);

@@ -18,8 +18,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the randomness service (HTTP API, epochs, games) on the embedded store.
-    Serve(crate::config::ServeConfig),
+    /// Run the randomness service (HTTP API, epochs, games, pool, anchoring).
+    Serve(Box<crate::config::ServeConfig>),
     /// Evaluate, prove and verify the VDF directly (for auditors and engineers).
     #[command(subcommand)]
     Vdf(vdf::VdfCommand),
@@ -31,7 +31,7 @@ enum Command {
 /// Runs a parsed command; `Err` is a usage or I/O error (exit 2).
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Serve(config) => serve::run(config),
+        Command::Serve(config) => serve::run(*config),
         Command::Vdf(cmd) => vdf::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
     }

@@ -1,5 +1,7 @@
 //! `vrs serve`: the HTTP service, on the embedded store or on PostgreSQL.
 
+use crate::anchor::client::Chain;
+use crate::anchor::{load_key, AnchorStatus, AnchorView, Anchorer};
 use crate::config::ServeConfig;
 use crate::epoch::{now_ms, EngineStatus, EpochConfig, EpochLoop};
 use crate::http::{app, AppState};
@@ -110,7 +112,30 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         pool.clone(),
         Arc::clone(&pool_status),
     )?;
-    let loop_task = tokio::spawn(epoch_loop.lead(stop_rx, poll, Some(generator)));
+    let anchor_config = config.anchor()?;
+    let anchor_status = Arc::new(AnchorStatus::new(config.anchor_rpc().is_some()));
+    let chain = match config.anchor_rpc() {
+        Some(url) => {
+            let key = load_key(config.anchor_key_file.as_deref())?;
+            let chain = Chain::new(url, key)?;
+            println!(
+                "vrs: anchoring every {} epochs on {} (chain id {}) from {:#x}",
+                anchor_config.every,
+                anchor_config.chain_name,
+                anchor_config.chain_id,
+                chain.address()
+            );
+            Some(chain)
+        }
+        None => None,
+    };
+    let anchorer = Anchorer::new(
+        Arc::clone(&store),
+        anchor_config.clone(),
+        chain,
+        Arc::clone(&anchor_status),
+    );
+    let loop_task = tokio::spawn(epoch_loop.lead(stop_rx, poll, Some(generator), Some(anchorer)));
 
     let state = Arc::new(AppState {
         store,
@@ -123,6 +148,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         started: Instant::now(),
         pool,
         pool_status,
+        anchor: AnchorView::new(&anchor_config, anchor_status),
     });
     axum::serve(listener, app(state))
         .with_graceful_shutdown(shutdown_signal())

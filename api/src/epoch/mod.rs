@@ -102,6 +102,7 @@ impl EpochLoop {
         mut shutdown: watch::Receiver<bool>,
         poll: Duration,
         mut generator: Option<crate::pool::Generator>,
+        mut anchorer: Option<crate::anchor::Anchorer>,
     ) {
         loop {
             if *shutdown.borrow() {
@@ -121,14 +122,24 @@ impl EpochLoop {
                             None => std::future::pending().await,
                         }
                     };
+                    let anchor = async {
+                        match anchorer.as_mut() {
+                            Some(a) => a.run().await,
+                            None => std::future::pending().await,
+                        }
+                    };
                     tokio::select! {
                         _ = self.run(&mut shutdown) => return,
                         _ = generate => {}
+                        _ = anchor => {}
                         _ = lease.lost() => {
                             tracing::warn!("lost the epoch lease (its database connection failed); standing by");
                         }
                     }
                     self.status.leader.store(false, Ordering::Relaxed);
+                    if let Some(a) = anchorer.as_ref() {
+                        a.stand_by();
+                    }
                     // Its errors were the leader's; a replica reports none of its own.
                     self.status.set_error(None);
                 }

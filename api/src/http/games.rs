@@ -269,7 +269,7 @@ pub async fn game_result(
     if !is_game_id(&game_id) {
         return Err(ApiError::GameNotFound(game_id));
     }
-    match lookup(state.store.as_ref(), &game_id).await? {
+    match lookup(state.store.as_ref(), &state.anchor, &game_id).await? {
         Lookup::NotFound => Err(ApiError::GameNotFound(game_id)),
         Lookup::Pending(g) => Ok(pending(&state, &g)),
         Lookup::Resolved(v) => Ok((
@@ -292,7 +292,7 @@ pub async fn verify(
     if !is_game_id(&game_id) {
         return Err(ApiError::VerifyNotFound(game_id));
     }
-    match lookup(state.store.as_ref(), &game_id).await? {
+    match lookup(state.store.as_ref(), &state.anchor, &game_id).await? {
         Lookup::NotFound => Err(ApiError::VerifyNotFound(game_id)),
         Lookup::Pending(g) => Ok(pending(&state, &g)),
         Lookup::Resolved(v) => Ok((

@@ -40,6 +40,7 @@ pub struct AppState {
     pub started: Instant,
     pub pool: crate::pool::PoolConfig,
     pub pool_status: Arc<crate::pool::PoolStatus>,
+    pub anchor: crate::anchor::AnchorView,
 }
 
 type State = Arc<AppState>;

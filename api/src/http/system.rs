@@ -138,8 +138,68 @@ pub async fn info(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErro
             "role": role(&state),
             "computation_time": format!("{:.2}s", last_ms as f64 / 1000.0),
         },
+        "anchoring": anchoring_summary(&state),
         "uptime": uptime(&state),
     })))
+}
+
+const ANCHORING_DISABLED: &str =
+    "anchoring is disabled: start with --anchor-rpc-url (and a signing key) to anchor batch roots";
+
+/// Anchoring as `GET /` shows it (no database read).
+fn anchoring_summary(state: &State) -> Value {
+    let a = &state.anchor;
+    let s = a.status.snapshot();
+    json!({
+        "enabled": s.enabled,
+        "state": s.state,
+        "chain": a.chain_name,
+        "chain_id": a.chain_id,
+        "message": if s.enabled { Value::Null } else { json!(ANCHORING_DISABLED) },
+    })
+}
+
+fn anchor_batch_json(b: &crate::store::AnchorBatch) -> Value {
+    json!({
+        "number": b.number,
+        "status": b.status.as_str(),
+        "epochs": {"first": b.first_epoch, "last": b.last_epoch},
+        "pool_batches": {"from": b.pool_from, "to": b.pool_to},
+        "leaves": b.leaves,
+        "root": hex::encode(b.root),
+        "created_at": b.created_at_ms / 1000,
+        "tx": b.tx_hash.map(|h| format!("0x{}", hex::encode(h))),
+        "block": b.block_number,
+        "confirmed_at": b.confirmed_at_ms.map(|ms| ms / 1000),
+    })
+}
+
+/// Anchoring for stats: the live state of the loop and the batches as stored.
+async fn anchoring_json(state: &State, last_resolved: Option<u64>) -> Result<Value, ApiError> {
+    let a = &state.anchor;
+    let s = a.status.snapshot();
+    let c = state.store.anchor_counts().await?;
+    let batched_through = c.last_batch.as_ref().map_or(0, |b| b.last_epoch);
+    Ok(json!({
+        "enabled": s.enabled,
+        "state": s.state,
+        "message": if s.enabled { Value::Null } else { json!(ANCHORING_DISABLED) },
+        "chain": a.chain_name,
+        "chain_id": a.chain_id,
+        "every_epochs": a.every,
+        "confirmations": a.confirmations,
+        "address": s.address,
+        "to": s.to,
+        "batches": {"pending": c.pending, "submitted": c.submitted, "confirmed": c.confirmed},
+        "pending_batches": c.pending + c.submitted,
+        "unbatched_epochs": last_resolved.unwrap_or(0).saturating_sub(batched_through),
+        "anchored_through_epoch": c.last_confirmed.as_ref().map(|b| b.last_epoch),
+        "last_batch": c.last_batch.as_ref().map(anchor_batch_json),
+        "last_anchor": c.last_confirmed.as_ref().map(anchor_batch_json),
+        "last_error": s.last_error,
+        "last_error_at": s.last_error_at_ms.map(|ms| ms / 1000),
+        "consecutive_failures": s.consecutive_failures,
+    }))
 }
 
 fn non_zero(v: u64) -> Value {
@@ -238,6 +298,7 @@ pub async fn stats(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErr
             "uptime": uptime(&state),
         },
         "pool": pool_json(&state, &pool),
+        "anchoring": anchoring_json(&state, last_resolved).await?,
         "store": state.store.kind(),
         "role": role(&state),
         "engine_error": e.error(),

@@ -11,7 +11,9 @@
 
 mod codec;
 pub mod postgres;
+mod postgres_anchor;
 pub mod sqlite;
+mod sqlite_anchor;
 
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -192,6 +194,111 @@ impl PoolCounts {
     }
 }
 
+/// Where an anchor batch stands on chain (docs/PROTOCOL.md §16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnchorState {
+    /// Built; no transaction sent yet.
+    Pending,
+    /// A transaction was recorded and broadcast; not confirmed yet.
+    Submitted,
+    /// One of its transactions is included with the configured confirmations.
+    Confirmed,
+}
+
+impl AnchorState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Submitted => "submitted",
+            Self::Confirmed => "confirmed",
+        }
+    }
+
+    pub fn parse(s: &str) -> StoreResult<Self> {
+        match s {
+            "pending" => Ok(Self::Pending),
+            "submitted" => Ok(Self::Submitted),
+            "confirmed" => Ok(Self::Confirmed),
+            other => Err(StoreError::Corrupt(format!(
+                "anchor batch status {other:?}"
+            ))),
+        }
+    }
+}
+
+/// One anchor batch: epochs `first_epoch..=last_epoch` and pool batches `pool_from..pool_to`,
+/// under one root that goes on chain in one transaction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnchorBatch {
+    pub number: u64,
+    pub first_epoch: u64,
+    pub last_epoch: u64,
+    pub pool_from: u64,
+    pub pool_to: u64,
+    pub leaves: u64,
+    pub root: [u8; 32],
+    pub created_at_ms: i64,
+    pub status: AnchorState,
+    /// The mined transaction, once confirmed.
+    pub tx_hash: Option<[u8; 32]>,
+    pub block_number: Option<u64>,
+    pub confirmed_at_ms: Option<i64>,
+}
+
+/// A signed anchor transaction, recorded before it is broadcast. A batch has several when a
+/// stuck one was replaced (same nonce, higher fee); at most one of them can be mined.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnchorTx {
+    pub hash: [u8; 32],
+    pub batch: u64,
+    pub nonce: u64,
+    pub max_fee: u128,
+    pub priority_fee: u128,
+    pub raw: Vec<u8>,
+    pub sent_at_ms: i64,
+}
+
+/// Anchor batches by status, for stats.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AnchorCounts {
+    pub pending: u64,
+    pub submitted: u64,
+    pub confirmed: u64,
+    /// The newest batch, whatever its status.
+    pub last_batch: Option<AnchorBatch>,
+    /// The newest confirmed batch.
+    pub last_confirmed: Option<AnchorBatch>,
+}
+
+/// Checks that `batch` extends `last`: next number, the next epochs, the next pool batches.
+pub(crate) fn check_anchor_link(
+    last: Option<&AnchorBatch>,
+    batch: &AnchorBatch,
+) -> StoreResult<()> {
+    let (number, first_epoch, pool_from) = match last {
+        Some(l) => (l.number + 1, l.last_epoch + 1, l.pool_to),
+        None => (1, batch.first_epoch, batch.pool_from),
+    };
+    if batch.number != number || batch.first_epoch != first_epoch || batch.pool_from != pool_from {
+        return Err(StoreError::Conflict(format!(
+            "anchor batch {} (epochs {}..={}, pool batches from {}) does not follow batch {} \
+             (next: number {number}, first epoch {first_epoch}, pool batches from {pool_from})",
+            batch.number,
+            batch.first_epoch,
+            batch.last_epoch,
+            batch.pool_from,
+            number - 1
+        )));
+    }
+    if batch.last_epoch < batch.first_epoch || batch.pool_to < batch.pool_from {
+        return Err(StoreError::Conflict(format!(
+            "anchor batch {} has an empty or reversed range",
+            batch.number
+        )));
+    }
+    Ok(())
+}
+
 /// Builds a pool-served game from the entry it is given (its id, outcome and resolution are
 /// fixed by the entry). Runs inside the store's transaction.
 /// Pure (it may run again if a group's transaction is retried).
@@ -301,6 +408,48 @@ pub trait Store: Send + Sync + 'static {
     /// is served (so no entry can have been made after the bet arrived). `None`: no such entry
     /// is left (nothing was written).
     async fn serve_instant(&self, build: BuildInstant) -> StoreResult<Option<GameRecord>>;
+
+    /// Resolved epochs `from..=to`, in order.
+    async fn resolved_epochs(&self, from: u64, to: u64) -> StoreResult<Vec<EpochRecord>>;
+
+    /// Pool batches `from..to`, in order.
+    async fn pool_batches(&self, from: u64, to: u64) -> StoreResult<Vec<PoolBatch>>;
+
+    /// The newest anchor batch.
+    async fn last_anchor_batch(&self) -> StoreResult<Option<AnchorBatch>>;
+
+    /// Stores a new anchor batch (status pending). Refused (`Conflict`) unless it extends the
+    /// last one ([`check_anchor_link`]), so two leaders can never store overlapping batches.
+    async fn insert_anchor_batch(&self, batch: &AnchorBatch) -> StoreResult<()>;
+
+    async fn anchor_batch(&self, number: u64) -> StoreResult<Option<AnchorBatch>>;
+
+    /// The batch whose epoch range holds `epoch`.
+    async fn anchor_batch_for_epoch(&self, epoch: u64) -> StoreResult<Option<AnchorBatch>>;
+
+    /// The batch whose pool range holds pool batch `pool_batch`.
+    async fn anchor_batch_for_pool(&self, pool_batch: u64) -> StoreResult<Option<AnchorBatch>>;
+
+    /// Batches not confirmed yet, oldest first.
+    async fn open_anchor_batches(&self) -> StoreResult<Vec<AnchorBatch>>;
+
+    /// Records a signed transaction for its batch (which becomes `submitted`), durably, before
+    /// it is broadcast. Refused for a confirmed batch.
+    async fn record_anchor_tx(&self, tx: &AnchorTx) -> StoreResult<()>;
+
+    /// The transactions recorded for a batch, oldest first.
+    async fn anchor_txs(&self, batch: u64) -> StoreResult<Vec<AnchorTx>>;
+
+    /// Marks a batch confirmed by `tx_hash` (one of its recorded transactions) in `block`.
+    async fn confirm_anchor_batch(
+        &self,
+        batch: u64,
+        tx_hash: [u8; 32],
+        block: u64,
+        now_ms: i64,
+    ) -> StoreResult<()>;
+
+    async fn anchor_counts(&self) -> StoreResult<AnchorCounts>;
 
     /// Tries to become the one process that closes and resolves epochs on this store.
     /// `None`: another process leads now (ask again later).

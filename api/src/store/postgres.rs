@@ -25,10 +25,11 @@
 use super::codec::{
     decode_checkpoints, encode_checkpoints, join_digits, parse_combo, parse_digits,
 };
+use super::postgres_anchor as anchor;
 use super::{
-    BuildInstant, EpochInput, EpochOutput, EpochRecord, EpochStatus, GameCounts, GameRecord,
-    GameResolution, Lease, NewGame, PoolBatch, PoolCounts, PoolEntry, Store, StoreError,
-    StoreResult,
+    AnchorBatch, AnchorCounts, AnchorTx, BuildInstant, EpochInput, EpochOutput, EpochRecord,
+    EpochStatus, GameCounts, GameRecord, GameResolution, Lease, NewGame, PoolBatch, PoolCounts,
+    PoolEntry, Store, StoreError, StoreResult,
 };
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
@@ -43,6 +44,7 @@ use tokio_postgres::{NoTls, Row};
 const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../../migrations/postgres/0001_init.sql")),
     (2, include_str!("../../migrations/postgres/0002_pool.sql")),
+    (3, include_str!("../../migrations/postgres/0003_anchor.sql")),
 ];
 
 /// Most inserts committed in one group.
@@ -119,7 +121,7 @@ fn describe(e: &tokio_postgres::Error) -> String {
 }
 
 /// Which failures are the database's (503, retry later) and which are the data's.
-fn pg_err(e: tokio_postgres::Error) -> StoreError {
+pub(super) fn pg_err(e: tokio_postgres::Error) -> StoreError {
     let Some(code) = e.code() else {
         // No SQLSTATE: the connection failed or closed.
         return StoreError::Unavailable(describe(&e));
@@ -614,7 +616,7 @@ async fn insert_games(pool: &Pool, games: &[&NewGame]) -> StoreResult<u64> {
 const EPOCH_COLUMNS: &str = "number, status, modulus, opened_at_ms, closed_at_ms, iterations, \
      prev_y, bets_root, bet_count, x, y, pi, l, checkpoints, computation_ms, resolved_at_ms";
 
-fn corrupt(e: tokio_postgres::Error) -> StoreError {
+pub(super) fn corrupt(e: tokio_postgres::Error) -> StoreError {
     StoreError::Corrupt(describe(&e))
 }
 
@@ -1465,6 +1467,142 @@ impl Store for PgStore {
             .map_err(|_| StoreError::Unavailable("the instant committers have stopped".into()))?;
         rx.await
             .map_err(|_| StoreError::Unavailable("the instant committers have stopped".into()))?
+    }
+
+    async fn resolved_epochs(&self, from: u64, to: u64) -> StoreResult<Vec<EpochRecord>> {
+        self.query_epochs(
+            "WHERE number BETWEEN $1 AND $2 AND status = 'resolved' ORDER BY number",
+            &[&(from as i64), &(to as i64)],
+        )
+        .await
+    }
+
+    async fn pool_batches(&self, from: u64, to: u64) -> StoreResult<Vec<PoolBatch>> {
+        timed("read pool batches", async {
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT {POOL_BATCH_COLUMNS} FROM pool_batches
+                         WHERE number >= $1 AND number < $2 ORDER BY number"
+                    ),
+                    &[&(from as i64), &(to as i64)],
+                )
+                .await
+                .map_err(pg_err)?;
+            rows.iter().map(pool_batch_from_row).collect()
+        })
+        .await
+    }
+
+    async fn last_anchor_batch(&self) -> StoreResult<Option<AnchorBatch>> {
+        timed("read anchor batches", async {
+            anchor::last(&**self.client().await?).await
+        })
+        .await
+    }
+
+    async fn insert_anchor_batch(&self, batch: &AnchorBatch) -> StoreResult<()> {
+        timed("insert anchor batch", async {
+            let mut client = self.client().await?;
+            let tx = read_committed(&mut client).await?;
+            anchor::insert(&*tx, batch).await?;
+            tx.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn anchor_batch(&self, number: u64) -> StoreResult<Option<AnchorBatch>> {
+        timed("read anchor batches", async {
+            let client = self.client().await?;
+            Ok(
+                anchor::batches(&**client, "WHERE number = $1", &[&(number as i64)])
+                    .await?
+                    .pop(),
+            )
+        })
+        .await
+    }
+
+    async fn anchor_batch_for_epoch(&self, epoch: u64) -> StoreResult<Option<AnchorBatch>> {
+        timed("read anchor batches", async {
+            let client = self.client().await?;
+            let found = anchor::batches(
+                &**client,
+                "WHERE last_epoch >= $1 ORDER BY last_epoch LIMIT 1",
+                &[&(epoch as i64)],
+            )
+            .await?;
+            Ok(found.into_iter().find(|b| b.first_epoch <= epoch))
+        })
+        .await
+    }
+
+    async fn anchor_batch_for_pool(&self, pool_batch: u64) -> StoreResult<Option<AnchorBatch>> {
+        timed("read anchor batches", async {
+            let client = self.client().await?;
+            Ok(anchor::batches(
+                &**client,
+                "WHERE pool_to > $1 AND pool_from <= $1 ORDER BY number LIMIT 1",
+                &[&(pool_batch as i64)],
+            )
+            .await?
+            .pop())
+        })
+        .await
+    }
+
+    async fn open_anchor_batches(&self) -> StoreResult<Vec<AnchorBatch>> {
+        timed("read anchor batches", async {
+            let client = self.client().await?;
+            anchor::batches(
+                &**client,
+                "WHERE status <> 'confirmed' ORDER BY number",
+                &[],
+            )
+            .await
+        })
+        .await
+    }
+
+    async fn record_anchor_tx(&self, tx: &AnchorTx) -> StoreResult<()> {
+        timed("record anchor transaction", async {
+            let mut client = self.client().await?;
+            let t = read_committed(&mut client).await?;
+            anchor::record_tx(&*t, tx).await?;
+            t.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn anchor_txs(&self, batch: u64) -> StoreResult<Vec<AnchorTx>> {
+        timed("read anchor transactions", async {
+            anchor::txs(&**self.client().await?, batch).await
+        })
+        .await
+    }
+
+    async fn confirm_anchor_batch(
+        &self,
+        batch: u64,
+        tx_hash: [u8; 32],
+        block: u64,
+        now_ms: i64,
+    ) -> StoreResult<()> {
+        timed("confirm anchor batch", async {
+            let mut client = self.client().await?;
+            let t = read_committed(&mut client).await?;
+            anchor::confirm(&*t, batch, tx_hash, block, now_ms).await?;
+            t.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn anchor_counts(&self) -> StoreResult<AnchorCounts> {
+        timed("read anchor batches", async {
+            anchor::counts(&**self.client().await?).await
+        })
+        .await
     }
 
     async fn try_lead(&self) -> StoreResult<Option<Box<dyn Lease>>> {

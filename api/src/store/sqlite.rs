@@ -9,10 +9,11 @@
 use super::codec::{
     decode_checkpoints, encode_checkpoints, join_digits, parse_combo, parse_digits,
 };
+use super::sqlite_anchor as anchor;
 use super::{
-    BuildInstant, EpochInput, EpochOutput, EpochRecord, EpochStatus, GameCounts, GameRecord,
-    GameResolution, Lease, NewGame, PoolBatch, PoolCounts, PoolEntry, Store, StoreError,
-    StoreResult,
+    AnchorBatch, AnchorCounts, AnchorTx, BuildInstant, EpochInput, EpochOutput, EpochRecord,
+    EpochStatus, GameCounts, GameRecord, GameResolution, Lease, NewGame, PoolBatch, PoolCounts,
+    PoolEntry, Store, StoreError, StoreResult,
 };
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
@@ -24,6 +25,7 @@ use tokio::sync::oneshot;
 const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../../migrations/sqlite/0001_init.sql")),
     (2, include_str!("../../migrations/sqlite/0002_pool.sql")),
+    (3, include_str!("../../migrations/sqlite/0003_anchor.sql")),
 ];
 
 /// Most inserts committed in one group.
@@ -112,7 +114,7 @@ impl std::fmt::Debug for WriteReq {
     }
 }
 
-fn unavailable(e: impl std::fmt::Display) -> StoreError {
+pub(super) fn unavailable(e: impl std::fmt::Display) -> StoreError {
     StoreError::Unavailable(e.to_string())
 }
 
@@ -661,7 +663,7 @@ fn epoch_leaves(conn: &Connection, epoch: u64) -> StoreResult<Vec<Vec<u8>>> {
         .map_err(unavailable)
 }
 
-fn hash32(v: Vec<u8>, what: &str) -> StoreResult<[u8; 32]> {
+pub(super) fn hash32(v: Vec<u8>, what: &str) -> StoreResult<[u8; 32]> {
     v.try_into()
         .map_err(|_| StoreError::Corrupt(format!("{what} is not 32 bytes")))
 }
@@ -711,26 +713,35 @@ fn query_pool_batch(
     tail: &str,
     p: impl rusqlite::Params,
 ) -> StoreResult<Option<PoolBatch>> {
-    let row = conn
-        .query_row(
-            &format!("SELECT {POOL_BATCH_COLUMNS} FROM pool_batches {tail}"),
-            p,
-            |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, Vec<u8>>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, Vec<u8>>(5)?,
-                    r.get::<_, Vec<u8>>(6)?,
-                    r.get::<_, i64>(7)?,
-                ))
-            },
-        )
-        .optional()
+    Ok(query_pool_batches(conn, tail, p)?.pop())
+}
+
+pub(super) fn query_pool_batches(
+    conn: &Connection,
+    tail: &str,
+    p: impl rusqlite::Params,
+) -> StoreResult<Vec<PoolBatch>> {
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {POOL_BATCH_COLUMNS} FROM pool_batches {tail}"
+        ))
         .map_err(unavailable)?;
-    row.map(|(number, first, size, prev, anchor, seed, root, at)| {
+    let rows = stmt
+        .query_map(p, |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, Vec<u8>>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, Vec<u8>>(5)?,
+                r.get::<_, Vec<u8>>(6)?,
+                r.get::<_, i64>(7)?,
+            ))
+        })
+        .map_err(unavailable)?;
+    rows.map(|row| {
+        let (number, first, size, prev, anchor, seed, root, at) = row.map_err(unavailable)?;
         Ok(PoolBatch {
             number: number as u64,
             first_index: first as u64,
@@ -742,7 +753,7 @@ fn query_pool_batch(
             committed_at_ms: at,
         })
     })
-    .transpose()
+    .collect()
 }
 
 fn status_of(tx: &Transaction<'_>, epoch: u64) -> StoreResult<Option<EpochStatus>> {
@@ -1169,6 +1180,100 @@ impl Store for SqliteStore {
             .map_err(|_| unavailable("the writer thread has stopped"))?;
         rx.await
             .map_err(|_| unavailable("the writer thread has stopped"))?
+    }
+
+    async fn resolved_epochs(&self, from: u64, to: u64) -> StoreResult<Vec<EpochRecord>> {
+        self.read(move |c| {
+            let mut stmt = c
+                .prepare_cached(&format!(
+                    "SELECT {EPOCH_COLUMNS} FROM epochs
+                     WHERE number BETWEEN ?1 AND ?2 AND status = 'resolved' ORDER BY number"
+                ))
+                .map_err(unavailable)?;
+            let rows = stmt
+                .query_map([from as i64, to as i64], epoch_from_row)
+                .map_err(unavailable)?;
+            rows.map(|r| r.map_err(unavailable)?).collect()
+        })
+        .await
+    }
+
+    async fn pool_batches(&self, from: u64, to: u64) -> StoreResult<Vec<PoolBatch>> {
+        self.read(move |c| {
+            query_pool_batches(
+                c,
+                "WHERE number >= ?1 AND number < ?2 ORDER BY number",
+                [from as i64, to as i64],
+            )
+        })
+        .await
+    }
+
+    async fn last_anchor_batch(&self) -> StoreResult<Option<AnchorBatch>> {
+        self.read(anchor::last).await
+    }
+
+    async fn insert_anchor_batch(&self, batch: &AnchorBatch) -> StoreResult<()> {
+        let batch = batch.clone();
+        self.write(move |tx| anchor::insert(tx, &batch)).await
+    }
+
+    async fn anchor_batch(&self, number: u64) -> StoreResult<Option<AnchorBatch>> {
+        self.read(move |c| Ok(anchor::batches(c, "WHERE number = ?1", [number as i64])?.pop()))
+            .await
+    }
+
+    async fn anchor_batch_for_epoch(&self, epoch: u64) -> StoreResult<Option<AnchorBatch>> {
+        self.read(move |c| {
+            let found = anchor::batches(
+                c,
+                "WHERE last_epoch >= ?1 ORDER BY last_epoch LIMIT 1",
+                [epoch as i64],
+            )?;
+            Ok(found.into_iter().find(|b| b.first_epoch <= epoch))
+        })
+        .await
+    }
+
+    async fn anchor_batch_for_pool(&self, pool_batch: u64) -> StoreResult<Option<AnchorBatch>> {
+        self.read(move |c| {
+            let found = anchor::batches(
+                c,
+                "WHERE pool_to > ?1 AND pool_from <= ?1 ORDER BY number LIMIT 1",
+                [pool_batch as i64],
+            )?;
+            Ok(found.into_iter().next())
+        })
+        .await
+    }
+
+    async fn open_anchor_batches(&self) -> StoreResult<Vec<AnchorBatch>> {
+        self.read(|c| anchor::batches(c, "WHERE status <> 'confirmed' ORDER BY number", []))
+            .await
+    }
+
+    async fn record_anchor_tx(&self, tx: &AnchorTx) -> StoreResult<()> {
+        let t = tx.clone();
+        self.write(move |tx| anchor::record_tx(tx, &t)).await
+    }
+
+    async fn anchor_txs(&self, batch: u64) -> StoreResult<Vec<AnchorTx>> {
+        self.read(move |c| anchor::txs(c, batch)).await
+    }
+
+    async fn confirm_anchor_batch(
+        &self,
+        batch: u64,
+        tx_hash: [u8; 32],
+        block: u64,
+        now_ms: i64,
+    ) -> StoreResult<()> {
+        self.write(move |tx| anchor::confirm(tx, batch, tx_hash, block, now_ms))
+            .await
+    }
+
+    async fn anchor_counts(&self) -> StoreResult<AnchorCounts> {
+        self.read(anchor::counts).await
     }
 
     async fn try_lead(&self) -> StoreResult<Option<Box<dyn Lease>>> {

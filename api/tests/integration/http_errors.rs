@@ -34,6 +34,7 @@ async fn api() -> Api {
         started: Instant::now(),
         pool: vrs::pool::PoolConfig::disabled(),
         pool_status: Default::default(),
+        anchor: Default::default(),
     };
     Api {
         router: app(Arc::new(state)),

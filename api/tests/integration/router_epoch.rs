@@ -41,6 +41,7 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
         started: Instant::now(),
         pool: vrs::pool::PoolConfig::disabled(),
         pool_status: Default::default(),
+        anchor: Default::default(),
     }));
     let (s, bet) = call(
         &router,
@@ -65,7 +66,7 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
     let task = tokio::spawn(
         EpochLoop::new(Arc::clone(&store), config, engine)
             .unwrap()
-            .lead(stopped, Duration::from_millis(50), None),
+            .lead(stopped, Duration::from_millis(50), None, None),
     );
 
     let deadline = Instant::now() + Duration::from_secs(30);

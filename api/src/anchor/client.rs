@@ -1,0 +1,244 @@
+//! The EVM side of anchoring, through alloy: JSON-RPC over HTTP, a local private-key signer and
+//! EIP-1559 transactions. Nothing here decides what to send; [`super::Anchorer`] does.
+
+use alloy::consensus::{Transaction as _, TxEnvelope};
+use alloy::eips::eip2718::Encodable2718;
+use alloy::network::{EthereumWallet, NetworkTransactionBuilder, TransactionBuilder};
+use alloy::primitives::{Address, Bytes, B256, U256};
+use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use alloy::rpc::types::TransactionRequest;
+use alloy::signers::local::PrivateKeySigner;
+use anyhow::{anyhow, Context};
+use std::future::{Future, IntoFuture};
+use std::time::Duration;
+
+/// Longest wait for one JSON-RPC call; a hung node must not stall the anchor loop forever.
+const RPC_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A signed transaction, ready to record and broadcast.
+#[derive(Debug, Clone)]
+pub struct Signed {
+    pub hash: [u8; 32],
+    pub raw: Vec<u8>,
+}
+
+/// EIP-1559 fees in wei.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fees {
+    pub max_fee: u128,
+    pub priority_fee: u128,
+}
+
+impl Fees {
+    /// Fees for a replacement: at least 12.5 % above `old` on both (nodes refuse a
+    /// replacement under 10 %), and at least what the chain asks now.
+    pub fn bumped(old: Fees, now: Fees) -> Fees {
+        let bump = |v: u128| v.saturating_add(v / 8).saturating_add(1);
+        let priority_fee = bump(old.priority_fee).max(now.priority_fee);
+        let max_fee = bump(old.max_fee).max(now.max_fee).max(priority_fee);
+        Fees {
+            max_fee,
+            priority_fee,
+        }
+    }
+}
+
+/// What a receipt says about a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Inclusion {
+    pub block: u64,
+    pub succeeded: bool,
+}
+
+/// One RPC endpoint and the operator's signing key.
+pub struct Chain {
+    provider: DynProvider,
+    wallet: EthereumWallet,
+    from: Address,
+}
+
+impl std::fmt::Debug for Chain {
+    // Never print the wallet: it holds the private key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chain").field("from", &self.from).finish()
+    }
+}
+
+async fn rpc<T, E>(what: &str, f: impl Future<Output = Result<T, E>>) -> anyhow::Result<T>
+where
+    E: std::fmt::Display,
+{
+    match tokio::time::timeout(RPC_TIMEOUT, f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(anyhow!("{what}: {e}")),
+        Err(_) => Err(anyhow!(
+            "{what}: no answer within {}s",
+            RPC_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// Parses a private key given as 64 hex digits (with or without 0x). The error never repeats
+/// the input.
+pub fn parse_key(text: &str) -> anyhow::Result<PrivateKeySigner> {
+    let t = text.trim();
+    let t = t.strip_prefix("0x").unwrap_or(t);
+    if t.len() != 64 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
+        anyhow::bail!("the anchor private key must be 32 bytes as 64 hex digits (0x optional)");
+    }
+    t.parse::<PrivateKeySigner>()
+        .map_err(|_| anyhow!("the anchor private key is not a valid secp256k1 key"))
+}
+
+impl Chain {
+    pub fn new(url: &str, key: PrivateKeySigner) -> anyhow::Result<Self> {
+        let url: alloy::transports::http::reqwest::Url = url
+            .parse()
+            .with_context(|| format!("--anchor-rpc-url {url:?} is not a URL"))?;
+        let provider = ProviderBuilder::new()
+            .disable_recommended_fillers()
+            .connect_http(url)
+            .erased();
+        let from = key.address();
+        Ok(Self {
+            provider,
+            wallet: EthereumWallet::from(key),
+            from,
+        })
+    }
+
+    /// The operator's address (the key's).
+    pub fn address(&self) -> Address {
+        self.from
+    }
+
+    pub async fn chain_id(&self) -> anyhow::Result<u64> {
+        rpc("eth_chainId", self.provider.get_chain_id()).await
+    }
+
+    pub async fn head(&self) -> anyhow::Result<u64> {
+        rpc("eth_blockNumber", self.provider.get_block_number()).await
+    }
+
+    /// The next nonce counting transactions in the node's mempool.
+    pub async fn pending_nonce(&self) -> anyhow::Result<u64> {
+        rpc(
+            "eth_getTransactionCount(pending)",
+            self.provider
+                .get_transaction_count(self.from)
+                .pending()
+                .into_future(),
+        )
+        .await
+    }
+
+    /// Transactions of this account included in the latest block or before.
+    pub async fn mined_nonce(&self) -> anyhow::Result<u64> {
+        rpc(
+            "eth_getTransactionCount(latest)",
+            self.provider
+                .get_transaction_count(self.from)
+                .latest()
+                .into_future(),
+        )
+        .await
+    }
+
+    pub async fn fees(&self) -> anyhow::Result<Fees> {
+        let f = rpc("fee estimate", self.provider.estimate_eip1559_fees()).await?;
+        Ok(Fees {
+            max_fee: f.max_fee_per_gas,
+            priority_fee: f.max_priority_fee_per_gas,
+        })
+    }
+
+    fn request(&self, to: Address, data: &[u8]) -> TransactionRequest {
+        TransactionRequest::default()
+            .with_from(self.from)
+            .with_to(to)
+            .with_value(U256::ZERO)
+            .with_input(Bytes::copy_from_slice(data))
+    }
+
+    pub async fn estimate_gas(&self, to: Address, data: &[u8]) -> anyhow::Result<u64> {
+        rpc(
+            "eth_estimateGas",
+            self.provider
+                .estimate_gas(self.request(to, data))
+                .into_future(),
+        )
+        .await
+    }
+
+    /// Signs a zero-value EIP-1559 transaction to `to` carrying `data`.
+    pub async fn sign(
+        &self,
+        chain_id: u64,
+        to: Address,
+        data: &[u8],
+        nonce: u64,
+        gas: u64,
+        fees: Fees,
+    ) -> anyhow::Result<Signed> {
+        let req = self
+            .request(to, data)
+            .with_chain_id(chain_id)
+            .with_nonce(nonce)
+            .with_gas_limit(gas)
+            .with_max_fee_per_gas(fees.max_fee)
+            .with_max_priority_fee_per_gas(fees.priority_fee);
+        let envelope: TxEnvelope = req
+            .build(&self.wallet)
+            .await
+            .map_err(|e| anyhow!("signing the anchor transaction: {e}"))?;
+        Ok(Signed {
+            hash: envelope.tx_hash().0,
+            raw: envelope.encoded_2718(),
+        })
+    }
+
+    /// Broadcasts a signed transaction (`eth_sendRawTransaction`).
+    pub async fn broadcast(&self, raw: &[u8]) -> anyhow::Result<()> {
+        rpc(
+            "eth_sendRawTransaction",
+            self.provider.send_raw_transaction(raw),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// The block that included `hash`, if any.
+    pub async fn inclusion(&self, hash: [u8; 32]) -> anyhow::Result<Option<Inclusion>> {
+        let receipt = rpc(
+            "eth_getTransactionReceipt",
+            self.provider.get_transaction_receipt(B256::from(hash)),
+        )
+        .await?;
+        Ok(receipt.and_then(|r| {
+            r.block_number.map(|block| Inclusion {
+                block,
+                succeeded: r.status(),
+            })
+        }))
+    }
+
+    /// Whether the node knows `hash` at all (mined or in its mempool).
+    pub async fn knows(&self, hash: [u8; 32]) -> anyhow::Result<bool> {
+        Ok(rpc(
+            "eth_getTransactionByHash",
+            self.provider.get_transaction_by_hash(B256::from(hash)),
+        )
+        .await?
+        .is_some())
+    }
+
+    /// The input data of a transaction as the chain has it.
+    pub async fn calldata(&self, hash: [u8; 32]) -> anyhow::Result<Option<Vec<u8>>> {
+        let tx = rpc(
+            "eth_getTransactionByHash",
+            self.provider.get_transaction_by_hash(B256::from(hash)),
+        )
+        .await?;
+        Ok(tx.map(|t| t.input().to_vec()))
+    }
+}
