@@ -8,7 +8,7 @@ use alloy::primitives::{Address, Bytes, B256, U256};
 use alloy::providers::{DynProvider, Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
 use alloy::signers::local::PrivateKeySigner;
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use std::future::{Future, IntoFuture};
 use std::time::Duration;
 
@@ -53,6 +53,9 @@ pub struct Inclusion {
 /// One RPC endpoint and the operator's signing key.
 pub struct Chain {
     provider: DynProvider,
+    /// Spellings of the RPC URL to cut out of error messages: hosted RPC URLs often carry an
+    /// API key, and errors reach logs and the public stats.
+    url_forms: Vec<String>,
     wallet: EthereumWallet,
     from: Address,
 }
@@ -61,20 +64,6 @@ impl std::fmt::Debug for Chain {
     // Never print the wallet: it holds the private key.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Chain").field("from", &self.from).finish()
-    }
-}
-
-async fn rpc<T, E>(what: &str, f: impl Future<Output = Result<T, E>>) -> anyhow::Result<T>
-where
-    E: std::fmt::Display,
-{
-    match tokio::time::timeout(RPC_TIMEOUT, f).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(anyhow!("{what}: {e}")),
-        Err(_) => Err(anyhow!(
-            "{what}: no answer within {}s",
-            RPC_TIMEOUT.as_secs()
-        )),
     }
 }
 
@@ -91,10 +80,39 @@ pub fn parse_key(text: &str) -> anyhow::Result<PrivateKeySigner> {
 }
 
 impl Chain {
+    /// Runs one JSON-RPC call with a time limit; errors name the call, never the URL.
+    async fn rpc<T, E>(
+        &self,
+        what: &str,
+        f: impl Future<Output = Result<T, E>>,
+    ) -> anyhow::Result<T>
+    where
+        E: std::fmt::Display,
+    {
+        match tokio::time::timeout(RPC_TIMEOUT, f).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => {
+                let mut msg = e.to_string();
+                for form in &self.url_forms {
+                    if !form.is_empty() {
+                        msg = msg.replace(form.as_str(), "<anchor RPC URL>");
+                    }
+                }
+                Err(anyhow!("{what}: {msg}"))
+            }
+            Err(_) => Err(anyhow!(
+                "{what}: no answer within {}s",
+                RPC_TIMEOUT.as_secs()
+            )),
+        }
+    }
+
     pub fn new(url: &str, key: PrivateKeySigner) -> anyhow::Result<Self> {
-        let url: alloy::transports::http::reqwest::Url = url
+        let raw = url.trim().to_owned();
+        let url: alloy::transports::http::reqwest::Url = raw
             .parse()
-            .with_context(|| format!("--anchor-rpc-url {url:?} is not a URL"))?;
+            .map_err(|e| anyhow!("--anchor-rpc-url is not a URL: {e}"))?;
+        let url_forms = vec![url.as_str().to_owned(), raw];
         let provider = ProviderBuilder::new()
             .disable_recommended_fillers()
             .connect_http(url)
@@ -102,6 +120,7 @@ impl Chain {
         let from = key.address();
         Ok(Self {
             provider,
+            url_forms,
             wallet: EthereumWallet::from(key),
             from,
         })
@@ -113,28 +132,17 @@ impl Chain {
     }
 
     pub async fn chain_id(&self) -> anyhow::Result<u64> {
-        rpc("eth_chainId", self.provider.get_chain_id()).await
+        self.rpc("eth_chainId", self.provider.get_chain_id()).await
     }
 
     pub async fn head(&self) -> anyhow::Result<u64> {
-        rpc("eth_blockNumber", self.provider.get_block_number()).await
-    }
-
-    /// The next nonce counting transactions in the node's mempool.
-    pub async fn pending_nonce(&self) -> anyhow::Result<u64> {
-        rpc(
-            "eth_getTransactionCount(pending)",
-            self.provider
-                .get_transaction_count(self.from)
-                .pending()
-                .into_future(),
-        )
-        .await
+        self.rpc("eth_blockNumber", self.provider.get_block_number())
+            .await
     }
 
     /// Transactions of this account included in the latest block or before.
     pub async fn mined_nonce(&self) -> anyhow::Result<u64> {
-        rpc(
+        self.rpc(
             "eth_getTransactionCount(latest)",
             self.provider
                 .get_transaction_count(self.from)
@@ -145,7 +153,9 @@ impl Chain {
     }
 
     pub async fn fees(&self) -> anyhow::Result<Fees> {
-        let f = rpc("fee estimate", self.provider.estimate_eip1559_fees()).await?;
+        let f = self
+            .rpc("fee estimate", self.provider.estimate_eip1559_fees())
+            .await?;
         Ok(Fees {
             max_fee: f.max_fee_per_gas,
             priority_fee: f.max_priority_fee_per_gas,
@@ -161,7 +171,7 @@ impl Chain {
     }
 
     pub async fn estimate_gas(&self, to: Address, data: &[u8]) -> anyhow::Result<u64> {
-        rpc(
+        self.rpc(
             "eth_estimateGas",
             self.provider
                 .estimate_gas(self.request(to, data))
@@ -199,7 +209,7 @@ impl Chain {
 
     /// Broadcasts a signed transaction (`eth_sendRawTransaction`).
     pub async fn broadcast(&self, raw: &[u8]) -> anyhow::Result<()> {
-        rpc(
+        self.rpc(
             "eth_sendRawTransaction",
             self.provider.send_raw_transaction(raw),
         )
@@ -209,11 +219,12 @@ impl Chain {
 
     /// The block that included `hash`, if any.
     pub async fn inclusion(&self, hash: [u8; 32]) -> anyhow::Result<Option<Inclusion>> {
-        let receipt = rpc(
-            "eth_getTransactionReceipt",
-            self.provider.get_transaction_receipt(B256::from(hash)),
-        )
-        .await?;
+        let receipt = self
+            .rpc(
+                "eth_getTransactionReceipt",
+                self.provider.get_transaction_receipt(B256::from(hash)),
+            )
+            .await?;
         Ok(receipt.and_then(|r| {
             r.block_number.map(|block| Inclusion {
                 block,
@@ -224,21 +235,23 @@ impl Chain {
 
     /// Whether the node knows `hash` at all (mined or in its mempool).
     pub async fn knows(&self, hash: [u8; 32]) -> anyhow::Result<bool> {
-        Ok(rpc(
-            "eth_getTransactionByHash",
-            self.provider.get_transaction_by_hash(B256::from(hash)),
-        )
-        .await?
-        .is_some())
+        Ok(self
+            .rpc(
+                "eth_getTransactionByHash",
+                self.provider.get_transaction_by_hash(B256::from(hash)),
+            )
+            .await?
+            .is_some())
     }
 
     /// The input data of a transaction as the chain has it.
     pub async fn calldata(&self, hash: [u8; 32]) -> anyhow::Result<Option<Vec<u8>>> {
-        let tx = rpc(
-            "eth_getTransactionByHash",
-            self.provider.get_transaction_by_hash(B256::from(hash)),
-        )
-        .await?;
+        let tx = self
+            .rpc(
+                "eth_getTransactionByHash",
+                self.provider.get_transaction_by_hash(B256::from(hash)),
+            )
+            .await?;
         Ok(tx.map(|t| t.input().to_vec()))
     }
 }

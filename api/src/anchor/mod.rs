@@ -288,7 +288,9 @@ impl Anchorer {
                     now,
                 ),
             ),
-            None => (chain.pending_nonce().await?, now),
+            // The mined count, not the pending one: if two processes ever race on this batch
+            // (a frozen leader waking up), both pick the same nonce and at most one is mined.
+            None => (chain.mined_nonce().await?, now),
         };
         let gas = chain.estimate_gas(to, &data).await?;
         let signed = chain

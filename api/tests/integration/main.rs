@@ -2,9 +2,11 @@
 //! router in process.
 
 #![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
+mod anchor;
 mod cli_bench;
 mod cli_vdf;
 mod durability;
+mod evm;
 mod http_errors;
 mod independent;
 mod pg;

@@ -26,17 +26,30 @@ impl Server {
     /// Starts `vrs serve` on the embedded store in `data_dir` with `extra` flags and waits for
     /// its URL.
     pub fn start(data_dir: &Path, extra: &[&str]) -> Server {
+        Self::start_env(data_dir, extra, &[])
+    }
+
+    /// [`Server::start`] with environment variables set.
+    pub fn start_env(data_dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_vrs"));
         cmd.args(["serve", "--data-dir"])
             .arg(data_dir)
-            .env_remove("DATABASE_URL");
+            .env_remove("DATABASE_URL")
+            .envs(env.iter().copied());
         Self::launch(cmd, extra)
     }
 
     /// Starts `vrs serve` on PostgreSQL at `database_url`.
     pub fn start_pg(database_url: &str, extra: &[&str]) -> Server {
+        Self::start_pg_env(database_url, extra, &[])
+    }
+
+    /// [`Server::start_pg`] with environment variables set.
+    pub fn start_pg_env(database_url: &str, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_vrs"));
-        cmd.arg("serve").env("DATABASE_URL", database_url);
+        cmd.arg("serve")
+            .env("DATABASE_URL", database_url)
+            .envs(env.iter().copied());
         Self::launch(cmd, extra)
     }
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 use vrs::store::postgres::PgStore;
 use vrs::store::sqlite::SqliteStore;
 use vrs::store::{
-    BuildInstant, EpochInput, EpochOutput, EpochStatus, GameResolution, NewGame, PoolBatch, Store,
-    StoreError,
+    AnchorBatch, AnchorState, AnchorTx, BuildInstant, EpochInput, EpochOutput, EpochStatus,
+    GameResolution, NewGame, PoolBatch, Store, StoreError,
 };
 use vrs_engine::backend::fast::Fast;
 use vrs_engine::backend::Backend;
@@ -760,4 +760,135 @@ fn sqlite_data_dir_is_locked_to_one_store() {
     assert!(err.to_string().contains("in use"), "{err}");
     drop(first);
     SqliteStore::open(dir.path()).unwrap();
+}
+
+fn anchor_batch(number: u64, first: u64, last: u64, pool: (u64, u64)) -> AnchorBatch {
+    AnchorBatch {
+        number,
+        first_epoch: first,
+        last_epoch: last,
+        pool_from: pool.0,
+        pool_to: pool.1,
+        leaves: last - first + 1 + pool.1 - pool.0,
+        root: [number as u8; 32],
+        created_at_ms: 1_000 + number as i64,
+        status: AnchorState::Pending,
+        tx_hash: None,
+        block_number: None,
+        confirmed_at_ms: None,
+    }
+}
+
+fn anchor_tx(batch: u64, tag: u8, nonce: u64) -> AnchorTx {
+    AnchorTx {
+        hash: [tag; 32],
+        batch,
+        nonce,
+        max_fee: 1_000_000_000_000_000_000_000 + u128::from(tag),
+        priority_fee: 1,
+        raw: vec![tag; 150],
+        sent_at_ms: 2_000 + i64::from(tag),
+    }
+}
+
+/// Anchor batches extend each other without gaps or overlaps; a transaction is recorded for
+/// an existing, unconfirmed batch only; a batch is confirmed only by one of its own.
+async fn anchor_batches_chain(s: &dyn Store) {
+    assert!(s.last_anchor_batch().await.unwrap().is_none());
+    s.insert_anchor_batch(&anchor_batch(1, 1, 3, (1, 1)))
+        .await
+        .unwrap();
+    for bad in [
+        anchor_batch(3, 4, 6, (1, 2)), // skips a number
+        anchor_batch(2, 5, 6, (1, 2)), // leaves out epoch 4
+        anchor_batch(2, 3, 6, (1, 2)), // overlaps epoch 3
+        anchor_batch(2, 4, 6, (2, 3)), // skips pool batch 1
+        anchor_batch(1, 1, 3, (1, 1)), // again
+    ] {
+        let err = s.insert_anchor_batch(&bad).await.unwrap_err();
+        assert!(matches!(err, StoreError::Conflict(_)), "{bad:?}: {err}");
+    }
+    s.insert_anchor_batch(&anchor_batch(2, 4, 6, (1, 3)))
+        .await
+        .unwrap();
+    assert_eq!(s.last_anchor_batch().await.unwrap().unwrap().number, 2);
+    for (epoch, batch) in [
+        (1, Some(1)),
+        (3, Some(1)),
+        (4, Some(2)),
+        (6, Some(2)),
+        (7, None),
+    ] {
+        let found = s.anchor_batch_for_epoch(epoch).await.unwrap();
+        assert_eq!(found.map(|b| b.number), batch, "epoch {epoch}");
+    }
+    for (pool, batch) in [(1, Some(2)), (2, Some(2)), (3, None)] {
+        let found = s.anchor_batch_for_pool(pool).await.unwrap();
+        assert_eq!(found.map(|b| b.number), batch, "pool batch {pool}");
+    }
+
+    assert!(matches!(
+        s.record_anchor_tx(&anchor_tx(9, 1, 0)).await,
+        Err(StoreError::Conflict(_))
+    ));
+    s.record_anchor_tx(&anchor_tx(1, 1, 0)).await.unwrap();
+    s.record_anchor_tx(&anchor_tx(1, 2, 0)).await.unwrap();
+    let txs = s.anchor_txs(1).await.unwrap();
+    assert_eq!(txs, vec![anchor_tx(1, 1, 0), anchor_tx(1, 2, 0)]);
+    let open = s.open_anchor_batches().await.unwrap();
+    assert_eq!(
+        open.iter()
+            .map(|b| (b.number, b.status))
+            .collect::<Vec<_>>(),
+        vec![(1, AnchorState::Submitted), (2, AnchorState::Pending)]
+    );
+
+    // Only a transaction recorded for the batch confirms it.
+    for (batch, hash) in [(1, [7; 32]), (2, [1; 32])] {
+        let err = s
+            .confirm_anchor_batch(batch, hash, 10, 3_000)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Conflict(_)), "{err}");
+    }
+    s.confirm_anchor_batch(1, [2; 32], 10, 3_000).await.unwrap();
+    let b = s.anchor_batch(1).await.unwrap().unwrap();
+    assert_eq!(
+        (b.status, b.tx_hash, b.block_number, b.confirmed_at_ms),
+        (AnchorState::Confirmed, Some([2; 32]), Some(10), Some(3_000))
+    );
+    assert!(matches!(
+        s.record_anchor_tx(&anchor_tx(1, 3, 0)).await,
+        Err(StoreError::Conflict(_))
+    ));
+    let c = s.anchor_counts().await.unwrap();
+    assert_eq!((c.pending, c.submitted, c.confirmed), (1, 0, 1));
+    assert_eq!(c.last_confirmed.map(|b| b.number), Some(1));
+    assert_eq!(c.last_batch.map(|b| b.number), Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_anchor_batches_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    anchor_batches_chain(&SqliteStore::open(dir.path()).unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_anchor_batches_chain() {
+    let schema = TestSchema::create("anchor_chain");
+    anchor_batches_chain(&pg(&schema).await).await;
+}
+
+/// Two replicas storing the same next batch at once: exactly one succeeds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_one_anchor_batch_wins_a_race() {
+    let schema = TestSchema::create("anchor_race");
+    let a = pg(&schema).await;
+    let b = pg(&schema).await;
+    for n in 1..=20u64 {
+        let batch = anchor_batch(n, 3 * n - 2, 3 * n, (1, 1));
+        let (x, y) = tokio::join!(a.insert_anchor_batch(&batch), b.insert_anchor_batch(&batch));
+        assert!(x.is_ok() != y.is_ok(), "batch {n}: {x:?} / {y:?}");
+    }
+    assert_eq!(a.anchor_counts().await.unwrap().pending, 20);
 }
