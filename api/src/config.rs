@@ -102,6 +102,10 @@ pub struct ServeConfig {
     #[arg(long, env = "VRS_ANCHOR_REPLACE_AFTER", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub anchor_replace_after: u64,
+    /// Highest max fee per gas an anchor transaction may offer, in gwei (replacements stop
+    /// there and wait; 0: no cap). L2 fees are usually far below it.
+    #[arg(long, env = "VRS_ANCHOR_MAX_FEE_GWEI", default_value_t = 100.0)]
+    pub anchor_max_fee_gwei: f64,
 }
 
 fn parse_amount(s: &str) -> Result<Amount, String> {
@@ -150,6 +154,13 @@ impl ServeConfig {
             replace_after: std::time::Duration::from_secs(self.anchor_replace_after),
             poll: std::time::Duration::from_millis((self.epoch_ms / 5).clamp(200, 2000)),
             to,
+            max_fee: match self.anchor_max_fee_gwei {
+                g if !g.is_finite() || g < 0.0 => {
+                    anyhow::bail!("--anchor-max-fee-gwei must be a number of gwei, 0 or more")
+                }
+                0.0 => None,
+                g => Some((g * 1e9) as u128),
+            },
         })
     }
 

@@ -77,7 +77,7 @@ pub async fn lookup(
     let chain_prev = previous_output(store, &modulus, epoch.number).await?;
     let leaves = store.epoch_leaves(epoch.number).await?;
     let mut v = verify(&modulus, &game, &epoch, &chain_prev, &leaves);
-    attach(store, anchor, Subject::Epoch(epoch.number), &mut v).await;
+    attach(store, anchor, Subject::Epoch(epoch.number), &mut v).await?;
     Ok(Lookup::Resolved(Box::new(v)))
 }
 
@@ -354,7 +354,7 @@ async fn lookup_pool(
     };
     let pool_batch = evidence.batch.number;
     let mut v = crate::verify_pool::verify_pool(&modulus, &game, &evidence);
-    attach(store, anchor_view, Subject::PoolBatch(pool_batch), &mut v).await;
+    attach(store, anchor_view, Subject::PoolBatch(pool_batch), &mut v).await?;
     Ok(Lookup::Resolved(Box::new(v)))
 }
 

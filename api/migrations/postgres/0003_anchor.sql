@@ -23,6 +23,8 @@ CREATE INDEX anchor_batches_open ON anchor_batches (status) WHERE status <> 'con
 CREATE INDEX anchor_batches_pool ON anchor_batches (pool_to);
 
 CREATE TABLE anchor_txs (
+    -- Recording order (replicas' clocks may disagree; this does not).
+    id           BIGSERIAL UNIQUE,
     hash         BYTEA   PRIMARY KEY,
     batch        BIGINT NOT NULL REFERENCES anchor_batches (number),
     nonce        BIGINT NOT NULL,

@@ -96,12 +96,16 @@ pub async fn build_next(
         return Ok(None);
     };
     let first = last.as_ref().map_or(1, |b| b.last_epoch + 1);
-    if latest.number + 1 < first + every {
+    let pool_from = last.as_ref().map_or(1, |b| b.pool_to);
+    let pool_end = store.last_pool_batch().await?.map_or(1, |b| b.number + 1);
+    // A full batch's worth of pool batches goes out at once, so that a busy pool with small
+    // batches never outgrows the anchors (one new epoch is still needed: a batch is never
+    // without one).
+    let pool_full = pool_end.saturating_sub(pool_from) >= MAX_POOL_BATCHES;
+    if latest.number < first || (latest.number + 1 < first + every && !pool_full) {
         return Ok(None);
     }
     let last_epoch = latest.number.min(first + MAX_EPOCHS.max(every) - 1);
-    let pool_from = last.as_ref().map_or(1, |b| b.pool_to);
-    let pool_end = store.last_pool_batch().await?.map_or(1, |b| b.number + 1);
     let pool_to = pool_end.clamp(pool_from, pool_from + MAX_POOL_BATCHES);
     let leaves = leaves(store, first, last_epoch, pool_from, pool_to).await?;
     let batch = AnchorBatch {

@@ -30,6 +30,15 @@ pub struct Fees {
 }
 
 impl Fees {
+    /// At most `cap` for the max fee (the priority fee never above the max fee).
+    pub fn capped(self, cap: Option<u128>) -> Fees {
+        let max_fee = cap.map_or(self.max_fee, |c| self.max_fee.min(c));
+        Fees {
+            max_fee,
+            priority_fee: self.priority_fee.min(max_fee),
+        }
+    }
+
     /// Fees for a replacement: at least 12.5 % above `old` on both (nodes refuse a
     /// replacement under 10 %), and at least what the chain asks now.
     pub fn bumped(old: Fees, now: Fees) -> Fees {
@@ -51,6 +60,7 @@ pub struct Inclusion {
 }
 
 /// One RPC endpoint and the operator's signing key.
+#[derive(Clone)]
 pub struct Chain {
     provider: DynProvider,
     /// Spellings of the RPC URL to cut out of error messages: hosted RPC URLs often carry an
@@ -208,13 +218,25 @@ impl Chain {
     }
 
     /// Broadcasts a signed transaction (`eth_sendRawTransaction`).
+    /// A node that already has it says so ("already known"): that is success.
     pub async fn broadcast(&self, raw: &[u8]) -> anyhow::Result<()> {
-        self.rpc(
-            "eth_sendRawTransaction",
-            self.provider.send_raw_transaction(raw),
-        )
-        .await
-        .map(|_| ())
+        match self
+            .rpc(
+                "eth_sendRawTransaction",
+                self.provider.send_raw_transaction(raw),
+            )
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let msg = e.to_string().to_lowercase();
+                if msg.contains("already known") || msg.contains("known transaction") {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            }
+        }
     }
 
     /// The block that included `hash`, if any.
@@ -253,5 +275,72 @@ impl Chain {
             )
             .await?;
         Ok(tx.map(|t| t.input().to_vec()))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const OLD: Fees = Fees {
+        max_fee: 1_000,
+        priority_fee: 80,
+    };
+
+    #[test]
+    fn a_replacement_outbids_by_an_eighth_and_follows_the_market() {
+        let quiet = Fees::bumped(
+            OLD,
+            Fees {
+                max_fee: 10,
+                priority_fee: 1,
+            },
+        );
+        assert_eq!(
+            quiet,
+            Fees {
+                max_fee: 1_126,
+                priority_fee: 91
+            }
+        );
+        let busy = Fees::bumped(
+            OLD,
+            Fees {
+                max_fee: 5_000,
+                priority_fee: 300,
+            },
+        );
+        assert_eq!(
+            busy,
+            Fees {
+                max_fee: 5_000,
+                priority_fee: 300
+            }
+        );
+    }
+
+    #[test]
+    fn the_cap_bounds_both_fees() {
+        assert_eq!(OLD.capped(None), OLD);
+        assert_eq!(OLD.capped(Some(5_000)), OLD);
+        assert_eq!(
+            OLD.capped(Some(50)),
+            Fees {
+                max_fee: 50,
+                priority_fee: 50
+            }
+        );
+    }
+
+    #[test]
+    fn keys_are_64_hex_digits_and_errors_never_repeat_them() {
+        let key = "4f3edf983ac636a65a842ce7c78d9aa706d3b113bce9c46f30d7d21715b23b1d";
+        let a = parse_key(key).unwrap().address();
+        assert_eq!(parse_key(&format!("0x{key}\n")).unwrap().address(), a);
+        for bad in [&key[1..], "zz", &"0".repeat(64)] {
+            let err = parse_key(bad).unwrap_err().to_string();
+            assert!(bad.len() < 8 || !err.contains(bad), "{err}");
+        }
     }
 }

@@ -40,6 +40,8 @@ pub struct AnchorConfig {
     pub poll: Duration,
     /// Where the transactions go; `None`: the operator's own address.
     pub to: Option<Address>,
+    /// Highest max fee per gas, in wei, ever offered (`None`: no cap).
+    pub max_fee: Option<u128>,
 }
 
 /// What the HTTP handlers know of anchoring: the chain proofs name, and the live status.
@@ -128,6 +130,7 @@ impl AnchorStatus {
 }
 
 /// The anchor loop of the leader.
+#[derive(Clone)]
 pub struct Anchorer {
     store: Arc<dyn Store>,
     config: AnchorConfig,
@@ -147,6 +150,13 @@ impl std::fmt::Debug for Anchorer {
             .field("chain", &self.chain)
             .finish()
     }
+}
+
+/// What a replacement must outbid: the nonce and the highest fees recorded for it.
+#[derive(Clone, Copy, Debug)]
+struct Replace {
+    nonce: u64,
+    fees: Fees,
 }
 
 /// Longest pause between retries after failures.
@@ -214,8 +224,8 @@ impl Anchorer {
 
     /// One pass: build a due batch, then move the oldest open batch one step on chain.
     async fn step(&mut self) -> anyhow::Result<()> {
-        if let Some(b) = batch::build_next(self.store.as_ref(), self.config.every, now_ms()).await?
-        {
+        let built = batch::build_next(self.store.as_ref(), self.config.every, now_ms()).await;
+        if let Ok(Some(b)) = &built {
             tracing::info!(
                 batch = b.number,
                 epochs = format!("{}..={}", b.first_epoch, b.last_epoch),
@@ -224,6 +234,13 @@ impl Anchorer {
                 "anchor batch built"
             );
         }
+        // A batch that cannot be built must not hold back the ones already on their way.
+        self.advance().await?;
+        built.map(|_| ()).context("building the next anchor batch")
+    }
+
+    /// Moves the oldest open batch one step on chain.
+    async fn advance(&mut self) -> anyhow::Result<()> {
         if self.refused || !self.check_chain().await? {
             return Ok(());
         }
@@ -266,32 +283,20 @@ impl Anchorer {
         Ok(self.config.to.unwrap_or(self.chain()?.address()))
     }
 
-    /// Signs a transaction for `batch` (a replacement of `replacing` when given), records it,
-    /// then broadcasts it.
-    async fn submit(
-        &self,
-        batch: &AnchorBatch,
-        replacing: Option<&AnchorTx>,
-    ) -> anyhow::Result<()> {
+    /// Signs a transaction for `batch` (a replacement at `replacing`'s nonce, above its fees,
+    /// when given), records it, then broadcasts it.
+    async fn submit(&self, batch: &AnchorBatch, replacing: Option<Replace>) -> anyhow::Result<()> {
         let chain = self.chain()?;
         let to = self.to()?;
         let data = vrs_engine::anchor::calldata(&batch.root);
         let now = chain.fees().await?;
         let (nonce, fees) = match replacing {
-            Some(old) => (
-                old.nonce,
-                Fees::bumped(
-                    Fees {
-                        max_fee: old.max_fee,
-                        priority_fee: old.priority_fee,
-                    },
-                    now,
-                ),
-            ),
+            Some(old) => (old.nonce, Fees::bumped(old.fees, now)),
             // The mined count, not the pending one: if two processes ever race on this batch
             // (a frozen leader waking up), both pick the same nonce and at most one is mined.
             None => (chain.mined_nonce().await?, now),
         };
+        let fees = fees.capped(self.config.max_fee);
         let gas = chain.estimate_gas(to, &data).await?;
         let signed = chain
             .sign(self.config.chain_id, to, &data, nonce, gas, fees)
@@ -314,7 +319,7 @@ impl Anchorer {
             tx = format!("0x{}", hex::encode(tx.hash)),
             nonce,
             max_fee = fees.max_fee,
-            replaces = replacing.map(|t| format!("0x{}", hex::encode(t.hash))),
+            replacement = replacing.is_some(),
             "anchor transaction sent"
         );
         chain.broadcast(&tx.raw).await.with_context(|| {
@@ -325,7 +330,7 @@ impl Anchorer {
         })
     }
 
-    /// Follows a submitted batch: confirm it, wait, rebroadcast, replace, or resend.
+    /// Follows a submitted batch: confirm it, wait, replace, rebroadcast, or resend.
     async fn track(&self, batch: &AnchorBatch) -> anyhow::Result<()> {
         let chain = self.chain()?;
         let txs = self.store.anchor_txs(batch.number).await?;
@@ -338,8 +343,11 @@ impl Anchorer {
         }
         // None is mined. Has the nonce been used by a transaction we did not record?
         if chain.mined_nonce().await? > newest.nonce {
-            // Look once more: one of ours may have been mined since the first look.
-            if self.confirm_if_mined(batch, &txs).await? {
+            // Read the records again: another process racing on this batch (a leader that has
+            // not noticed it lost the lease) records before it broadcasts, so its transaction
+            // is there if it is the one that was mined.
+            let again = self.store.anchor_txs(batch.number).await?;
+            if self.confirm_if_mined(batch, &again).await? || again.len() != txs.len() {
                 return Ok(());
             }
             tracing::warn!(
@@ -349,6 +357,38 @@ impl Anchorer {
             );
             return self.submit(batch, None).await;
         }
+        // Replacements are bumped from the highest fees recorded, whatever their order.
+        let highest = txs.iter().fold(
+            Fees {
+                max_fee: 0,
+                priority_fee: 0,
+            },
+            |f, t| Fees {
+                max_fee: f.max_fee.max(t.max_fee),
+                priority_fee: f.priority_fee.max(t.priority_fee),
+            },
+        );
+        let waited = now_ms().saturating_sub(newest.sent_at_ms);
+        // Nodes refuse a replacement under 10 % more on both fees; at the cap, wait instead.
+        let next = Fees::bumped(highest, highest).capped(self.config.max_fee);
+        let can_bump = next.max_fee > highest.max_fee + highest.max_fee / 10
+            && next.priority_fee > highest.priority_fee + highest.priority_fee / 10;
+        if waited >= self.config.replace_after.as_millis() as i64 && can_bump {
+            tracing::warn!(
+                batch = batch.number,
+                waited_ms = waited,
+                "anchor transaction not included; replacing it with higher fees"
+            );
+            return self
+                .submit(
+                    batch,
+                    Some(Replace {
+                        nonce: newest.nonce,
+                        fees: highest,
+                    }),
+                )
+                .await;
+        }
         if !chain.knows(newest.hash).await? {
             // The node lost it (restart, eviction) or never got it (crash before broadcast).
             tracing::info!(
@@ -357,15 +397,6 @@ impl Anchorer {
                 "rebroadcasting the recorded anchor transaction"
             );
             return chain.broadcast(&newest.raw).await;
-        }
-        let waited = now_ms().saturating_sub(newest.sent_at_ms);
-        if waited >= self.config.replace_after.as_millis() as i64 {
-            tracing::warn!(
-                batch = batch.number,
-                waited_ms = waited,
-                "anchor transaction not included; replacing it with higher fees"
-            );
-            return self.submit(batch, Some(newest)).await;
         }
         Ok(())
     }

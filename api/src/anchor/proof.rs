@@ -15,8 +15,14 @@ fn tx_hex(h: &[u8; 32]) -> String {
 
 /// Fills the proof's anchor members (`anchorTx`, `legacyTx`, `anchorChain`, `anchorChainId`,
 /// `anchor_status`, `anchor`) and adds the `anchor_inclusion` check once the record is in a
-/// batch. `anchorTx` stays null until the batch is confirmed.
-pub async fn attach(store: &dyn Store, view: &AnchorView, subject: Subject, v: &mut Verification) {
+/// batch. `anchorTx` stays null until the batch is confirmed. A store error is returned (the
+/// service answers 503); data that does not add up fails the check.
+pub async fn attach(
+    store: &dyn Store,
+    view: &AnchorView,
+    subject: Subject,
+    v: &mut Verification,
+) -> anyhow::Result<()> {
     let enabled = view.status.snapshot().enabled;
     let (status, tx, detail) = match inclusion(store, subject).await {
         Ok(None) => (
@@ -77,6 +83,8 @@ pub async fn attach(store: &dyn Store, view: &AnchorView, subject: Subject, v: &
             });
             (b.status, tx, detail)
         }
+        // The database failing is not the data failing: 503, not a failed check.
+        Err(e) if e.downcast_ref::<crate::store::StoreError>().is_some() => return Err(e),
         Err(e) => {
             check(&mut v.checks, "anchor_inclusion", Err(format!("{e:#}")));
             (
@@ -100,4 +108,5 @@ pub async fn attach(store: &dyn Store, view: &AnchorView, subject: Subject, v: &
         r.insert("proof".into(), v.proof.clone());
         r.insert("verified".into(), json!(v.verified));
     }
+    Ok(())
 }

@@ -39,6 +39,12 @@ pub fn run(config: ServeConfig) -> anyhow::Result<ExitCode> {
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // alloy's HTTP transport puts the RPC URL (often with an API key in it) into its debug
+    // spans: keep it at info whatever RUST_LOG asks.
+    let filter = match "alloy_transport_http=info".parse() {
+        Ok(d) => filter.add_directive(d),
+        Err(_) => filter,
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -102,7 +102,7 @@ impl EpochLoop {
         mut shutdown: watch::Receiver<bool>,
         poll: Duration,
         mut generator: Option<crate::pool::Generator>,
-        mut anchorer: Option<crate::anchor::Anchorer>,
+        anchorer: Option<crate::anchor::Anchorer>,
     ) {
         loop {
             if *shutdown.borrow() {
@@ -122,11 +122,17 @@ impl EpochLoop {
                             None => std::future::pending().await,
                         }
                     };
+                    // Its own task, so that nothing in it (a panic in the RPC client) can stop
+                    // the epochs; aborted when this term ends.
                     let anchor = async {
-                        match anchorer.as_mut() {
-                            Some(a) => a.run().await,
-                            None => std::future::pending().await,
+                        if let Some(mut a) = anchorer.clone() {
+                            let task = tokio::spawn(async move { a.run().await });
+                            let _abort = AbortOnDrop(task.abort_handle());
+                            if let Err(e) = task.await {
+                                tracing::error!(error = %e, "the anchor loop stopped; anchoring resumes when this process leads again");
+                            }
                         }
+                        std::future::pending::<()>().await
                     };
                     tokio::select! {
                         _ = self.run(&mut shutdown) => return,
@@ -323,4 +329,13 @@ pub async fn previous_output(
         .output
         .with_context(|| format!("epoch {} is not resolved yet", e - 1))?;
     Ok(out.y)
+}
+
+/// Aborts a spawned task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

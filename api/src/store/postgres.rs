@@ -1543,7 +1543,7 @@ impl Store for PgStore {
             let client = self.client().await?;
             Ok(anchor::batches(
                 &**client,
-                "WHERE pool_to > $1 AND pool_from <= $1 ORDER BY number LIMIT 1",
+                "WHERE pool_to > $1 AND pool_from <= $1 ORDER BY pool_to LIMIT 1",
                 &[&(pool_batch as i64)],
             )
             .await?

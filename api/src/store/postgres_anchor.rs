@@ -123,7 +123,7 @@ pub(super) async fn txs(c: &impl GenericClient, batch: u64) -> StoreResult<Vec<A
     let rows = c
         .query(
             "SELECT hash, batch, nonce, max_fee, priority_fee, raw, sent_at_ms FROM anchor_txs
-             WHERE batch = $1 ORDER BY sent_at_ms, hash",
+             WHERE batch = $1 ORDER BY id",
             &[&(batch as i64)],
         )
         .await

@@ -1239,7 +1239,7 @@ impl Store for SqliteStore {
         self.read(move |c| {
             let found = anchor::batches(
                 c,
-                "WHERE pool_to > ?1 AND pool_from <= ?1 ORDER BY number LIMIT 1",
+                "WHERE pool_to > ?1 AND pool_from <= ?1 ORDER BY pool_to LIMIT 1",
                 [pool_batch as i64],
             )?;
             Ok(found.into_iter().next())

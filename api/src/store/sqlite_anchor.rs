@@ -147,7 +147,7 @@ pub(super) fn txs(conn: &Connection, batch: u64) -> StoreResult<Vec<AnchorTx>> {
     let mut stmt = conn
         .prepare_cached(
             "SELECT hash, batch, nonce, max_fee, priority_fee, raw, sent_at_ms FROM anchor_txs
-             WHERE batch = ?1 ORDER BY sent_at_ms, rowid",
+             WHERE batch = ?1 ORDER BY rowid",
         )
         .map_err(unavailable)?;
     let rows = stmt
