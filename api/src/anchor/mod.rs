@@ -152,6 +152,11 @@ impl std::fmt::Debug for Anchorer {
     }
 }
 
+/// A transaction hash as chains and explorers spell it: 0x and 64 hex digits.
+pub fn tx_hex(hash: &[u8; 32]) -> String {
+    format!("0x{}", hex::encode(hash))
+}
+
 /// What a replacement must outbid: the nonce and the highest fees recorded for it.
 #[derive(Clone, Copy, Debug)]
 struct Replace {
@@ -316,7 +321,7 @@ impl Anchorer {
         })?;
         tracing::info!(
             batch = batch.number,
-            tx = format!("0x{}", hex::encode(tx.hash)),
+            tx = tx_hex(&tx.hash),
             nonce,
             max_fee = fees.max_fee,
             replacement = replacing.is_some(),
@@ -393,7 +398,7 @@ impl Anchorer {
             // The node lost it (restart, eviction) or never got it (crash before broadcast).
             tracing::info!(
                 batch = batch.number,
-                tx = format!("0x{}", hex::encode(newest.hash)),
+                tx = tx_hex(&newest.hash),
                 "rebroadcasting the recorded anchor transaction"
             );
             return chain.broadcast(&newest.raw).await;
@@ -417,7 +422,7 @@ impl Anchorer {
                 // The calldata is on chain either way; a reverting anchor address is a setup
                 // mistake worth shouting about, not a reason to pay twice.
                 tracing::warn!(
-                    tx = format!("0x{}", hex::encode(t.hash)),
+                    tx = tx_hex(&t.hash),
                     "the anchor transaction reverted (is --anchor-address a contract?); its calldata still records the root"
                 );
             }
@@ -429,7 +434,7 @@ impl Anchorer {
                     .await?;
                 tracing::info!(
                     batch = batch.number,
-                    tx = format!("0x{}", hex::encode(t.hash)),
+                    tx = tx_hex(&t.hash),
                     block = inc.block,
                     "anchor batch confirmed"
                 );

@@ -2,16 +2,12 @@
 //! batch root) to its anchor batch's root, and the transaction that put that root on chain.
 
 use super::batch::{inclusion, Subject};
-use super::AnchorView;
+use super::{tx_hex, AnchorView};
 use crate::store::{AnchorState, Store};
 use crate::verify::{check, Verification};
 use serde_json::{json, Value};
 use vrs_engine::anchor;
 use vrs_engine::merkle;
-
-fn tx_hex(h: &[u8; 32]) -> String {
-    format!("0x{}", hex::encode(h))
-}
 
 /// Fills the proof's anchor members (`anchorTx`, `legacyTx`, `anchorChain`, `anchorChainId`,
 /// `anchor_status`, `anchor`) and adds the `anchor_inclusion` check once the record is in a

@@ -168,7 +168,7 @@ fn anchor_batch_json(b: &crate::store::AnchorBatch) -> Value {
         "leaves": b.leaves,
         "root": hex::encode(b.root),
         "created_at": b.created_at_ms / 1000,
-        "tx": b.tx_hash.map(|h| format!("0x{}", hex::encode(h))),
+        "tx": b.tx_hash.as_ref().map(crate::anchor::tx_hex),
         "block": b.block_number,
         "confirmed_at": b.confirmed_at_ms.map(|ms| ms / 1000),
     })
