@@ -46,6 +46,39 @@ pub fn bet_leaf(g: &NewGame) -> Vec<u8> {
     out
 }
 
+/// Domain tag of a game's result hash.
+pub const RESULT_TAG: &[u8] = b"vrs/v1/game-result";
+
+/// The result hash of a resolved game (docs/PROTOCOL.md §17, what the notary's
+/// `vrs-game-result` schema attests):
+///
+/// ```text
+/// result_hash = SHA-256( u8(18) ‖ "vrs/v1/game-result" ‖ u32(len(leaf)) ‖ leaf ‖ field(rngValue)
+///               ‖ field(dice) ‖ field(won) ‖ field(payout) )
+/// ```
+/// `leaf` is the bet leaf above, rngValue 64 lowercase hex digits, dice "a,b[,c]" in the order
+/// drawn, won "true"/"false", payout with two fraction digits; absent values are empty.
+pub fn result_hash(g: &NewGame, r: &crate::store::GameResolution) -> [u8; 32] {
+    use sha2::Digest;
+    let mut h = vrs_engine::hash::tagged(RESULT_TAG);
+    let leaf = bet_leaf(g);
+    h.update((leaf.len() as u32).to_be_bytes());
+    h.update(&leaf);
+    let dice: Vec<String> = r.dice.iter().map(u8::to_string).collect();
+    for f in [
+        r.rng_value.clone(),
+        dice.join(","),
+        r.won.map(|w| w.to_string()).unwrap_or_default(),
+        r.payout.clone().unwrap_or_default(),
+    ] {
+        let bytes = f.as_bytes();
+        let len = bytes.len().min(u16::MAX as usize);
+        h.update((len as u16).to_be_bytes());
+        h.update(&bytes[..len]);
+    }
+    h.finalize().into()
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -106,6 +106,52 @@ pub struct ServeConfig {
     /// there and wait; 0: no cap). L2 fees are usually far below it.
     #[arg(long, env = "VRS_ANCHOR_MAX_FEE_GWEI", default_value_t = 100.0)]
     pub anchor_max_fee_gwei: f64,
+    /// Serve the notary API (/v1/notarize…) on its own address instead of beside the
+    /// randomness API.
+    #[arg(long, env = "VRS_NOTARY_ADDR")]
+    pub notary_addr: Option<String>,
+    /// Milliseconds between two notary batches (each one RFC 6962 tree over the receipts
+    /// accepted meanwhile).
+    #[arg(long, env = "VRS_NOTARY_BATCH_MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
+    pub notary_batch_ms: u64,
+    /// Address x402 payments go to. Default: the anchor account's address. Without either,
+    /// the notary accepts API keys only.
+    #[arg(long, env = "VRS_X402_PAY_TO")]
+    pub x402_pay_to: Option<String>,
+    /// Price of one notarization in the asset's smallest units (20000 = 0.02 USDC).
+    #[arg(long, env = "VRS_X402_AMOUNT", default_value = "20000")]
+    pub x402_amount: String,
+    /// The EIP-3009 token payments are made in (default: USDC on Base).
+    #[arg(
+        long,
+        env = "VRS_X402_ASSET",
+        default_value = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+    )]
+    pub x402_asset: String,
+    /// Decimals of the asset (for showing the price).
+    #[arg(long, env = "VRS_X402_ASSET_DECIMALS", default_value_t = 6)]
+    pub x402_asset_decimals: u32,
+    /// EIP-712 domain name of the asset (USDC on Base: "USD Coin").
+    #[arg(long, env = "VRS_X402_ASSET_NAME", default_value = "USD Coin")]
+    pub x402_asset_name: String,
+    /// EIP-712 domain version of the asset.
+    #[arg(long, env = "VRS_X402_ASSET_VERSION", default_value = "2")]
+    pub x402_asset_version: String,
+    /// Network of payments, as x402 v2 names it (CAIP-2, eip155:<chain id>).
+    #[arg(long, env = "VRS_X402_NETWORK", default_value = "eip155:8453")]
+    pub x402_network: String,
+    /// The same network as x402 v1 names it.
+    #[arg(long, env = "VRS_X402_NETWORK_NAME", default_value = "base")]
+    pub x402_network_name: String,
+    /// Seconds a payment authorization may take to settle (maxTimeoutSeconds).
+    #[arg(long, env = "VRS_X402_MAX_TIMEOUT", default_value_t = 300,
+          value_parser = clap::value_parser!(u64).range(10..=86_400))]
+    pub x402_max_timeout: u64,
+    /// An x402 facilitator (its /verify and /settle). Without it, payments are settled on
+    /// chain by calling transferWithAuthorization through the anchor RPC and key.
+    #[arg(long, env = "VRS_X402_FACILITATOR_URL")]
+    pub x402_facilitator_url: Option<String>,
 }
 
 fn parse_amount(s: &str) -> Result<Amount, String> {
@@ -170,6 +216,67 @@ impl ServeConfig {
             .as_deref()
             .map(str::trim)
             .filter(|u| !u.is_empty())
+    }
+
+    /// x402's requirements, when there is an address to pay: `--x402-pay-to`, else the anchor
+    /// account (`anchor_address`). `None`: API keys only.
+    pub fn x402(
+        &self,
+        anchor_address: Option<alloy::primitives::Address>,
+    ) -> anyhow::Result<Option<crate::notary::x402::X402Config>> {
+        use alloy::primitives::{Address, U256};
+        let pay_to = match self.x402_pay_to.as_deref().map(str::trim) {
+            Some(a) if !a.is_empty() => a
+                .parse::<Address>()
+                .map_err(|e| anyhow::anyhow!("--x402-pay-to {a:?}: {e}"))?,
+            _ => match anchor_address {
+                Some(a) => a,
+                None => return Ok(None),
+            },
+        };
+        let asset = self
+            .x402_asset
+            .trim()
+            .parse::<Address>()
+            .map_err(|e| anyhow::anyhow!("--x402-asset {:?}: {e}", self.x402_asset))?;
+        let amount = U256::from_str_radix(self.x402_amount.trim(), 10)
+            .ok()
+            .filter(|a| !a.is_zero())
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--x402-amount {:?} must be a positive whole number of the asset's smallest units",
+                    self.x402_amount
+                )
+            })?;
+        let chain_id = self
+            .x402_network
+            .trim()
+            .strip_prefix("eip155:")
+            .and_then(|id| id.parse::<u64>().ok())
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--x402-network {:?} must be a CAIP-2 EVM network, eip155:<chain id>",
+                    self.x402_network
+                )
+            })?;
+        Ok(Some(crate::notary::x402::X402Config {
+            amount,
+            decimals: self.x402_asset_decimals,
+            asset,
+            asset_name: self.x402_asset_name.clone(),
+            asset_version: self.x402_asset_version.clone(),
+            pay_to,
+            chain_id,
+            network: self.x402_network.trim().to_owned(),
+            network_v1: self.x402_network_name.trim().to_owned(),
+            max_timeout_s: self.x402_max_timeout,
+            facilitator_url: self
+                .x402_facilitator_url
+                .as_deref()
+                .map(str::trim)
+                .filter(|u| !u.is_empty())
+                .map(str::to_owned),
+        }))
     }
 
     pub fn limits(&self) -> Limits {

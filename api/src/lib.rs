@@ -8,6 +8,7 @@ pub mod config;
 pub mod epoch;
 pub mod games;
 pub mod http;
+pub mod notary;
 pub mod outcome;
 pub mod pool;
 pub mod proof_json;

@@ -20,7 +20,7 @@ pub mod calibrate;
 pub mod epoch;
 pub mod error;
 pub mod group;
-mod hash;
+pub mod hash;
 pub mod merkle;
 pub mod pool;
 pub mod vdf;

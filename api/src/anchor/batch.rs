@@ -11,6 +11,29 @@ use vrs_engine::merkle::Hash;
 pub const MAX_EPOCHS: u64 = 1024;
 /// Most pool batches in one anchor batch (the rest go in the next).
 pub const MAX_POOL_BATCHES: u64 = 4096;
+/// Most notary batches in one anchor batch (the rest go in the next).
+pub const MAX_NOTARY_BATCHES: u64 = 4096;
+
+/// The records one anchor batch covers: epochs `first..=last`, pool batches `pool`, notary
+/// batches `notary` (half-open ranges).
+#[derive(Clone, Copy, Debug)]
+pub struct Ranges {
+    pub first: u64,
+    pub last: u64,
+    pub pool: (u64, u64),
+    pub notary: (u64, u64),
+}
+
+impl Ranges {
+    pub fn of(b: &AnchorBatch) -> Self {
+        Self {
+            first: b.first_epoch,
+            last: b.last_epoch,
+            pool: (b.pool_from, b.pool_to),
+            notary: (b.notary_from, b.notary_to),
+        }
+    }
+}
 
 /// The leaf of a resolved epoch: kind 1, its number, its record hash.
 pub fn epoch_leaf(e: &EpochRecord) -> anyhow::Result<AnchorLeaf> {
@@ -39,15 +62,12 @@ pub fn epoch_leaf(e: &EpochRecord) -> anyhow::Result<AnchorLeaf> {
     })
 }
 
-/// The leaves of epochs `first..=last` and pool batches `pool_from..pool_to`, in canonical
-/// order. Fails if any of them is missing from the store.
-pub async fn leaves(
-    store: &dyn Store,
-    first: u64,
-    last: u64,
-    pool_from: u64,
-    pool_to: u64,
-) -> anyhow::Result<Vec<AnchorLeaf>> {
+/// The leaves of the records in `r`, in canonical order. Fails if any of them is missing from
+/// the store.
+pub async fn leaves(store: &dyn Store, r: Ranges) -> anyhow::Result<Vec<AnchorLeaf>> {
+    let (first, last) = (r.first, r.last);
+    let (pool_from, pool_to) = r.pool;
+    let (notary_from, notary_to) = r.notary;
     let epochs = store.resolved_epochs(first, last).await?;
     if epochs.len() as u64 != last - first + 1 {
         bail!(
@@ -64,12 +84,25 @@ pub async fn leaves(
             pool_to - pool_from
         );
     }
+    let notary = store.notary_batches(notary_from, notary_to).await?;
+    if notary.len() as u64 != notary_to - notary_from {
+        bail!(
+            "notary batches {notary_from}..{notary_to}: {} of {} are stored",
+            notary.len(),
+            notary_to - notary_from
+        );
+    }
     let mut out = epochs
         .iter()
         .map(epoch_leaf)
         .collect::<anyhow::Result<Vec<_>>>()?;
     out.extend(pool.iter().map(|b| AnchorLeaf {
         kind: LeafKind::PoolBatch,
+        number: b.number,
+        hash: b.root,
+    }));
+    out.extend(notary.iter().map(|b| AnchorLeaf {
+        kind: LeafKind::NotaryBatch,
         number: b.number,
         hash: b.root,
     }));
@@ -102,18 +135,34 @@ pub async fn build_next(
     // batches never outgrows the anchors (one new epoch is still needed: a batch is never
     // without one).
     let pool_full = pool_end.saturating_sub(pool_from) >= MAX_POOL_BATCHES;
-    if latest.number < first || (latest.number + 1 < first + every && !pool_full) {
+    let notary_from = last.as_ref().map_or(1, |b| b.notary_to);
+    let notary_end = store
+        .notary_counts()
+        .await?
+        .last_batch
+        .map_or(1, |b| b.number + 1);
+    let notary_full = notary_end.saturating_sub(notary_from) >= MAX_NOTARY_BATCHES;
+    if latest.number < first || (latest.number + 1 < first + every && !pool_full && !notary_full) {
         return Ok(None);
     }
     let last_epoch = latest.number.min(first + MAX_EPOCHS.max(every) - 1);
     let pool_to = pool_end.clamp(pool_from, pool_from + MAX_POOL_BATCHES);
-    let leaves = leaves(store, first, last_epoch, pool_from, pool_to).await?;
+    let notary_to = notary_end.clamp(notary_from, notary_from + MAX_NOTARY_BATCHES);
+    let ranges = Ranges {
+        first,
+        last: last_epoch,
+        pool: (pool_from, pool_to),
+        notary: (notary_from, notary_to),
+    };
+    let leaves = leaves(store, ranges).await?;
     let batch = AnchorBatch {
         number: last.as_ref().map_or(1, |b| b.number + 1),
         first_epoch: first,
         last_epoch,
         pool_from,
         pool_to,
+        notary_from,
+        notary_to,
         leaves: leaves.len() as u64,
         root: anchor::anchor_root(&leaves),
         created_at_ms: now_ms,
@@ -134,6 +183,7 @@ pub async fn build_next(
 pub enum Subject {
     Epoch(u64),
     PoolBatch(u64),
+    NotaryBatch(u64),
 }
 
 /// The path from one record to its batch's root, recomputed from the store.
@@ -153,21 +203,16 @@ pub async fn inclusion(store: &dyn Store, subject: Subject) -> anyhow::Result<Op
     let batch = match subject {
         Subject::Epoch(e) => store.anchor_batch_for_epoch(e).await?,
         Subject::PoolBatch(b) => store.anchor_batch_for_pool(b).await?,
+        Subject::NotaryBatch(b) => store.anchor_batch_for_notary(b).await?,
     };
     let Some(batch) = batch else {
         return Ok(None);
     };
-    let leaves = leaves(
-        store,
-        batch.first_epoch,
-        batch.last_epoch,
-        batch.pool_from,
-        batch.pool_to,
-    )
-    .await?;
+    let leaves = leaves(store, Ranges::of(&batch)).await?;
     let (kind, number) = match subject {
         Subject::Epoch(e) => (LeafKind::Epoch, e),
         Subject::PoolBatch(b) => (LeafKind::PoolBatch, b),
+        Subject::NotaryBatch(b) => (LeafKind::NotaryBatch, b),
     };
     let index = leaves
         .iter()

@@ -68,6 +68,9 @@ pub struct Chain {
     url_forms: Vec<String>,
     wallet: EthereumWallet,
     from: Address,
+    /// Held while this process picks a nonce and sends from the account (anchors and x402
+    /// settlements share it), so two of its own transactions never take the same nonce.
+    send_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
 impl std::fmt::Debug for Chain {
@@ -119,7 +122,7 @@ impl Chain {
 
     pub fn new(url: &str, key: PrivateKeySigner) -> anyhow::Result<Self> {
         let raw = url.trim().to_owned();
-        let url: alloy::transports::http::reqwest::Url = raw
+        let url: reqwest::Url = raw
             .parse()
             .map_err(|e| anyhow!("--anchor-rpc-url is not a URL: {e}"))?;
         let url_forms = vec![url.as_str().to_owned(), raw];
@@ -133,12 +136,78 @@ impl Chain {
             url_forms,
             wallet: EthereumWallet::from(key),
             from,
+            send_lock: Default::default(),
         })
     }
 
     /// The operator's address (the key's).
     pub fn address(&self) -> Address {
         self.from
+    }
+
+    /// Taken around choosing a nonce and broadcasting (see `send_lock`).
+    pub async fn lock_sending(&self) -> tokio::sync::OwnedMutexGuard<()> {
+        std::sync::Arc::clone(&self.send_lock).lock_owned().await
+    }
+
+    /// The account's next nonce counting its pending transactions.
+    pub async fn pending_nonce(&self) -> anyhow::Result<u64> {
+        self.rpc(
+            "eth_getTransactionCount(pending)",
+            self.provider
+                .get_transaction_count(self.from)
+                .pending()
+                .into_future(),
+        )
+        .await
+    }
+
+    /// Reads a contract (`eth_call` at the latest block).
+    pub async fn call(&self, to: Address, data: &[u8]) -> anyhow::Result<Vec<u8>> {
+        let out = self
+            .rpc(
+                "eth_call",
+                self.provider.call(self.request(to, data)).into_future(),
+            )
+            .await?;
+        Ok(out.to_vec())
+    }
+
+    /// Sends one contract call from the account and waits until it is mined (or `wait`
+    /// passes). A call the node expects to revert is refused before anything is signed.
+    /// Returns the transaction hash and its inclusion.
+    pub async fn transact(
+        &self,
+        chain_id: u64,
+        to: Address,
+        data: &[u8],
+        max_fee: Option<u128>,
+        wait: Duration,
+    ) -> anyhow::Result<([u8; 32], Inclusion)> {
+        // Held until mined: the anchor loop picks the *mined* nonce, which must not be this
+        // transaction's while it is pending.
+        let _sending = self.lock_sending().await;
+        let gas = self.estimate_gas(to, data).await?;
+        let nonce = self.pending_nonce().await?;
+        let fees = self.fees().await?.capped(max_fee);
+        // Headroom over the estimate: state may move between estimate and inclusion.
+        let gas = gas.saturating_add(gas / 5);
+        let signed = self.sign(chain_id, to, data, nonce, gas, fees).await?;
+        self.broadcast(&signed.raw).await?;
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if let Some(inc) = self.inclusion(signed.hash).await? {
+                return Ok((signed.hash, inc));
+            }
+            if tokio::time::Instant::now() >= deadline {
+                anyhow::bail!(
+                    "transaction 0x{} was not mined within {}s",
+                    hex::encode(signed.hash),
+                    wait.as_secs()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
     }
 
     pub async fn chain_id(&self) -> anyhow::Result<u64> {

@@ -294,6 +294,9 @@ impl Anchorer {
         let chain = self.chain()?;
         let to = self.to()?;
         let data = vrs_engine::anchor::calldata(&batch.root);
+        // x402 settlements send from the same account: not while one of them is choosing its
+        // nonce or waiting to be mined.
+        let _sending = chain.lock_sending().await;
         let now = chain.fees().await?;
         let (nonce, fees) = match replacing {
             Some(old) => (old.nonce, Fees::bumped(old.fees, now)),

@@ -1,7 +1,7 @@
 //! The anchor part of a game's verification: the path from the game's epoch record (or pool
 //! batch root) to its anchor batch's root, and the transaction that put that root on chain.
 
-use super::batch::{inclusion, Subject};
+use super::batch::{inclusion, Inclusion, Subject};
 use super::{tx_hex, AnchorView};
 use crate::store::{AnchorState, Store};
 use crate::verify::{check, Verification};
@@ -35,49 +35,10 @@ pub async fn attach(
             }),
         ),
         Ok(Some(inc)) => {
+            check(&mut v.checks, "anchor_inclusion", inclusion_check(&inc));
             let b = &inc.batch;
-            let leaf_hash = merkle::leaf_hash(&inc.leaf.bytes());
-            let included =
-                merkle::verify_inclusion(&leaf_hash, inc.index, inc.tree_size, &inc.path, &b.root);
-            check(&mut v.checks, "anchor_inclusion", {
-                if included {
-                    Ok(format!(
-                        "leaf {} of {} is included under anchor batch {}'s root {}",
-                        inc.index,
-                        inc.tree_size,
-                        b.number,
-                        hex::encode(b.root)
-                    ))
-                } else {
-                    Err(format!(
-                        "the record's leaf does not lead to anchor batch {}'s stored root {} \
-                         (the stored records give {})",
-                        b.number,
-                        hex::encode(b.root),
-                        hex::encode(inc.recomputed_root)
-                    ))
-                }
-            });
             let tx = b.tx_hash.filter(|_| b.status == AnchorState::Confirmed);
-            let detail = json!({
-                "status": b.status.as_str(),
-                "enabled": enabled,
-                "batch": b.number,
-                "epochs": {"first": b.first_epoch, "last": b.last_epoch},
-                "pool_batches": {"from": b.pool_from, "to": b.pool_to},
-                "leaf": hex::encode(inc.leaf.bytes()),
-                "leaf_hash": hex::encode(leaf_hash),
-                "leaf_index": inc.index,
-                "tree_size": inc.tree_size,
-                "audit_path": inc.path.iter().map(hex::encode).collect::<Vec<_>>(),
-                "root": hex::encode(b.root),
-                "calldata": format!("0x{}", hex::encode(anchor::calldata(&b.root))),
-                "tx": tx.as_ref().map(tx_hex),
-                "block": b.block_number.filter(|_| tx.is_some()),
-                "chain": view.chain_name,
-                "chain_id": view.chain_id,
-            });
-            (b.status, tx, detail)
+            (b.status, tx, inclusion_json(&inc, view, enabled))
         }
         // The database failing is not the data failing: 503, not a failed check.
         Err(e) if e.downcast_ref::<crate::store::StoreError>().is_some() => return Err(e),
@@ -105,4 +66,53 @@ pub async fn attach(
         r.insert("verified".into(), json!(v.verified));
     }
     Ok(())
+}
+
+/// Whether the record's leaf folds up its audit path to the anchor batch's stored root.
+pub fn inclusion_check(inc: &Inclusion) -> Result<String, String> {
+    let b = &inc.batch;
+    let leaf_hash = merkle::leaf_hash(&inc.leaf.bytes());
+    if merkle::verify_inclusion(&leaf_hash, inc.index, inc.tree_size, &inc.path, &b.root) {
+        Ok(format!(
+            "leaf {} of {} is included under anchor batch {}'s root {}",
+            inc.index,
+            inc.tree_size,
+            b.number,
+            hex::encode(b.root)
+        ))
+    } else {
+        Err(format!(
+            "the record's leaf does not lead to anchor batch {}'s stored root {} (the stored \
+             records give {})",
+            b.number,
+            hex::encode(b.root),
+            hex::encode(inc.recomputed_root)
+        ))
+    }
+}
+
+/// The anchor object of a proof: the batch, the record's leaf and path, and the transaction
+/// (null until the batch is confirmed).
+pub fn inclusion_json(inc: &Inclusion, view: &AnchorView, enabled: bool) -> Value {
+    let b = &inc.batch;
+    let tx = b.tx_hash.filter(|_| b.status == AnchorState::Confirmed);
+    json!({
+        "status": b.status.as_str(),
+        "enabled": enabled,
+        "batch": b.number,
+        "epochs": {"first": b.first_epoch, "last": b.last_epoch},
+        "pool_batches": {"from": b.pool_from, "to": b.pool_to},
+        "notary_batches": {"from": b.notary_from, "to": b.notary_to},
+        "leaf": hex::encode(inc.leaf.bytes()),
+        "leaf_hash": hex::encode(merkle::leaf_hash(&inc.leaf.bytes())),
+        "leaf_index": inc.index,
+        "tree_size": inc.tree_size,
+        "audit_path": inc.path.iter().map(hex::encode).collect::<Vec<_>>(),
+        "root": hex::encode(b.root),
+        "calldata": format!("0x{}", hex::encode(anchor::calldata(&b.root))),
+        "tx": tx.as_ref().map(tx_hex),
+        "block": b.block_number.filter(|_| tx.is_some()),
+        "chain": view.chain_name,
+        "chain_id": view.chain_id,
+    })
 }

@@ -1,6 +1,7 @@
-//! Command-line interface: `vrs serve`, `vrs vdf …` and `vrs bench …`.
+//! Command-line interface: `vrs serve`, `vrs vdf …`, `vrs bench …` and `vrs keys …`.
 
 mod bench;
+mod keys;
 mod progress;
 mod serve;
 mod vdf;
@@ -26,6 +27,8 @@ enum Command {
     /// Measure the squaring backends and the prover on this machine.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Manage the notary's API keys (create, list, revoke) in the service's store.
+    Keys(keys::KeysArgs),
 }
 
 /// Runs a parsed command; `Err` is a usage or I/O error (exit 2).
@@ -34,5 +37,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(config) => serve::run(*config),
         Command::Vdf(cmd) => vdf::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::Keys(args) => keys::run(args),
     }
 }

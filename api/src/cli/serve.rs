@@ -4,12 +4,16 @@ use crate::anchor::client::Chain;
 use crate::anchor::{load_key, AnchorStatus, AnchorView, Anchorer};
 use crate::config::ServeConfig;
 use crate::epoch::{now_ms, EngineStatus, EpochConfig, EpochLoop};
-use crate::http::{app, AppState};
+use crate::http::{app, notary_app, AppState};
+use crate::notary::sealer::Sealer;
+use crate::notary::x402::X402;
+use crate::notary::Notary;
 use crate::pool::{Generator, PoolStatus};
 use crate::store::postgres::PgStore;
 use crate::store::sqlite::SqliteStore;
 use crate::store::Store;
 use anyhow::{bail, Context};
+use std::future::IntoFuture;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -135,13 +139,59 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         }
         None => None,
     };
+    let x402 = match config.x402(chain.as_ref().map(Chain::address))? {
+        Some(x) => {
+            let on_chain = x.facilitator_url.is_none() && chain.is_some();
+            if on_chain && x.chain_id != anchor_config.chain_id {
+                bail!(
+                    "--x402-network {} settles on chain {}, but the anchor RPC is chain {}; use \
+                     --x402-facilitator-url or matching chains",
+                    x.network,
+                    x.chain_id,
+                    anchor_config.chain_id
+                );
+            }
+            let x = X402::new(x, chain.clone(), anchor_config.max_fee)?;
+            println!(
+                "vrs: notary takes API keys and x402 payments of {} units of {:#x} on {} to {:#x} \
+                 (settled via {})",
+                x.config.amount,
+                x.config.asset,
+                x.config.network,
+                x.config.pay_to,
+                x.settles_via()
+            );
+            Some(x)
+        }
+        None => {
+            println!("vrs: notary takes API keys only (x402 needs --x402-pay-to or an anchor key)");
+            None
+        }
+    };
+    let notary = Arc::new(Notary {
+        batch_every: Duration::from_millis(config.notary_batch_ms),
+        x402,
+    });
+    let sealer = Sealer::new(Arc::clone(&store), notary.batch_every);
     let anchorer = Anchorer::new(
         Arc::clone(&store),
         anchor_config.clone(),
         chain,
         Arc::clone(&anchor_status),
     );
-    let loop_task = tokio::spawn(epoch_loop.lead(stop_rx, poll, Some(generator), Some(anchorer)));
+    let loop_task =
+        tokio::spawn(epoch_loop.lead(stop_rx, poll, Some(generator), Some(anchorer), Some(sealer)));
+    let notary_listener = match config.notary_addr.as_deref().map(str::trim) {
+        Some(addr) if !addr.is_empty() => {
+            let l = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on --notary-addr {addr}"))?;
+            println!("vrs notary listening on http://{}", l.local_addr()?);
+            std::io::stdout().flush()?;
+            Some(l)
+        }
+        _ => None,
+    };
 
     let state = Arc::new(AppState {
         store,
@@ -155,11 +205,31 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         pool,
         pool_status,
         anchor: AnchorView::new(&anchor_config, anchor_status),
+        notary,
+        notary_separate: notary_listener.is_some(),
     });
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("HTTP server")?;
+    let (quit_tx, quit_rx) = watch::channel(false);
+    let notary_server = notary_listener.map(|l| {
+        let mut quit = quit_rx.clone();
+        tokio::spawn(
+            axum::serve(l, notary_app(Arc::clone(&state)))
+                .with_graceful_shutdown(async move {
+                    let _ = quit.wait_for(|q| *q).await;
+                })
+                .into_future(),
+        )
+    });
+    let main_server = axum::serve(listener, app(state)).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        let _ = quit_tx.send(true);
+    });
+    main_server.await.context("HTTP server")?;
+    if let Some(task) = notary_server {
+        match task.await {
+            Ok(r) => r.context("notary HTTP server")?,
+            Err(e) => tracing::warn!(error = %e, "the notary listener stopped abnormally"),
+        }
+    }
 
     tracing::info!("stopping: the epoch in progress resumes from its stored input on restart");
     let _ = stop_tx.send(true);

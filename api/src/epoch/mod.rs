@@ -103,6 +103,7 @@ impl EpochLoop {
         poll: Duration,
         mut generator: Option<crate::pool::Generator>,
         anchorer: Option<crate::anchor::Anchorer>,
+        sealer: Option<crate::notary::sealer::Sealer>,
     ) {
         loop {
             if *shutdown.borrow() {
@@ -134,10 +135,21 @@ impl EpochLoop {
                         }
                         std::future::pending::<()>().await
                     };
+                    let seal = async {
+                        if let Some(s) = sealer.clone() {
+                            let task = tokio::spawn(async move { s.run().await });
+                            let _abort = AbortOnDrop(task.abort_handle());
+                            if let Err(e) = task.await {
+                                tracing::error!(error = %e, "the notary sealer stopped; it resumes when this process leads again");
+                            }
+                        }
+                        std::future::pending::<()>().await
+                    };
                     tokio::select! {
                         _ = self.run(&mut shutdown) => return,
                         _ = generate => {}
                         _ = anchor => {}
+                        _ = seal => {}
                         _ = lease.lost() => {
                             tracing::warn!("lost the epoch lease (its database connection failed); standing by");
                         }

@@ -3,6 +3,7 @@
 
 mod error;
 mod games;
+pub mod notary;
 mod pool;
 mod system;
 
@@ -41,12 +42,21 @@ pub struct AppState {
     pub pool: crate::pool::PoolConfig,
     pub pool_status: Arc<crate::pool::PoolStatus>,
     pub anchor: crate::anchor::AnchorView,
+    pub notary: Arc<crate::notary::Notary>,
+    /// The notary has its own listener (`--notary-addr`): not served by [`app`].
+    pub notary_separate: bool,
 }
 
 type State = Arc<AppState>;
 
-/// The router of the randomness and games API.
+/// The router of the randomness and games API (and of the notary, unless it has its own
+/// listener).
 pub fn app(state: Arc<AppState>) -> Router {
+    let notary = if state.notary_separate {
+        Router::new()
+    } else {
+        notary::routes()
+    };
     let routes = Router::new()
         .route("/", get(system::info))
         .route("/health", get(system::health))
@@ -62,10 +72,22 @@ pub fn app(state: Arc<AppState>) -> Router {
         .route("/api/v1/games/{game_id}", get(games::game_result))
         .route("/api/v1/verify/{game_id}", get(games::verify))
         .route("/api/v1/pool/batches/{number}", get(pool::batch))
+        .merge(notary)
         .fallback(system::not_found)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(state);
     // Outside the routes, so that it sees the `Allow` header axum adds to a 405 response.
+    Router::new()
+        .fallback_service(routes)
+        .layer(axum::middleware::map_response(json_errors))
+}
+
+/// The router of the notary alone, for `--notary-addr`.
+pub fn notary_app(state: Arc<AppState>) -> Router {
+    let routes = notary::routes()
+        .fallback(system::not_found)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state);
     Router::new()
         .fallback_service(routes)
         .layer(axum::middleware::map_response(json_errors))

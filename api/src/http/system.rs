@@ -67,6 +67,22 @@ const ENDPOINTS: &[(&str, &str, &str)] = &[
     ),
     ("GET", "/api/v1/recent", "the 20 most recent games"),
     ("GET", "/docs", "documents"),
+    (
+        "POST",
+        "/v1/notarize",
+        "notarize a payload hash (202 receipt); API key or x402 payment; Idempotency-Key",
+    ),
+    (
+        "GET",
+        "/v1/notarize/{receipt_id}",
+        "a receipt: status, Merkle proof, anchor, verification",
+    ),
+    ("GET", "/v1/notarize/schemas", "the notary's schemas"),
+    (
+        "GET",
+        "/v1/notarize/status",
+        "notary status, price and payment methods",
+    ),
 ];
 
 fn uptime(state: &State) -> u64 {
@@ -165,6 +181,7 @@ fn anchor_batch_json(b: &crate::store::AnchorBatch) -> Value {
         "status": b.status.as_str(),
         "epochs": {"first": b.first_epoch, "last": b.last_epoch},
         "pool_batches": {"from": b.pool_from, "to": b.pool_to},
+        "notary_batches": {"from": b.notary_from, "to": b.notary_to},
         "leaves": b.leaves,
         "root": hex::encode(b.root),
         "created_at": b.created_at_ms / 1000,

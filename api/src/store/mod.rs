@@ -12,8 +12,10 @@
 mod codec;
 pub mod postgres;
 mod postgres_anchor;
+mod postgres_notary;
 pub mod sqlite;
 mod sqlite_anchor;
+mod sqlite_notary;
 
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -226,8 +228,9 @@ impl AnchorState {
     }
 }
 
-/// One anchor batch: epochs `first_epoch..=last_epoch` and pool batches `pool_from..pool_to`,
-/// under one root that goes on chain in one transaction.
+/// One anchor batch: epochs `first_epoch..=last_epoch`, pool batches `pool_from..pool_to` and
+/// notary batches `notary_from..notary_to`, under one root that goes on chain in one
+/// transaction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AnchorBatch {
     pub number: u64,
@@ -235,6 +238,8 @@ pub struct AnchorBatch {
     pub last_epoch: u64,
     pub pool_from: u64,
     pub pool_to: u64,
+    pub notary_from: u64,
+    pub notary_to: u64,
     pub leaves: u64,
     pub root: [u8; 32],
     pub created_at_ms: i64,
@@ -275,28 +280,159 @@ pub(crate) fn check_anchor_link(
     last: Option<&AnchorBatch>,
     batch: &AnchorBatch,
 ) -> StoreResult<()> {
-    let (number, first_epoch, pool_from) = match last {
-        Some(l) => (l.number + 1, l.last_epoch + 1, l.pool_to),
-        None => (1, batch.first_epoch, batch.pool_from),
+    let (number, first_epoch, pool_from, notary_from) = match last {
+        Some(l) => (l.number + 1, l.last_epoch + 1, l.pool_to, l.notary_to),
+        None => (1, batch.first_epoch, batch.pool_from, batch.notary_from),
     };
-    if batch.number != number || batch.first_epoch != first_epoch || batch.pool_from != pool_from {
+    if batch.number != number
+        || batch.first_epoch != first_epoch
+        || batch.pool_from != pool_from
+        || batch.notary_from != notary_from
+    {
         return Err(StoreError::Conflict(format!(
-            "anchor batch {} (epochs {}..={}, pool batches from {}) does not follow batch {} \
-             (next: number {number}, first epoch {first_epoch}, pool batches from {pool_from})",
+            "anchor batch {} (epochs {}..={}, pool batches from {}, notary batches from {}) \
+             does not follow batch {} (next: number {number}, first epoch {first_epoch}, pool \
+             batches from {pool_from}, notary batches from {notary_from})",
             batch.number,
             batch.first_epoch,
             batch.last_epoch,
             batch.pool_from,
+            batch.notary_from,
             number - 1
         )));
     }
-    if batch.last_epoch < batch.first_epoch || batch.pool_to < batch.pool_from {
+    if batch.last_epoch < batch.first_epoch
+        || batch.pool_to < batch.pool_from
+        || batch.notary_to < batch.notary_from
+    {
         return Err(StoreError::Conflict(format!(
             "anchor batch {} has an empty or reversed range",
             batch.number
         )));
     }
     Ok(())
+}
+
+/// How a notarization was paid for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Payment {
+    /// By an API key (its id); the key's usage count goes up with the receipt.
+    ApiKey(String),
+    /// By an x402 payment, settled before the receipt was stored; the payment's nonce is
+    /// marked settled with the receipt.
+    X402 {
+        asset: String,
+        payer: String,
+        nonce: String,
+        tx_hash: Option<String>,
+    },
+}
+
+impl Payment {
+    pub fn method(&self) -> &'static str {
+        match self {
+            Self::ApiKey(_) => "api_key",
+            Self::X402 { .. } => "x402",
+        }
+    }
+}
+
+/// A receipt as accepted (docs/PROTOCOL.md §17).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewReceipt {
+    pub receipt_id: String,
+    pub schema: String,
+    /// Canonical form (lowercase hex as the schema spells it).
+    pub payload_hash: String,
+    /// RFC 8785 canonical JSON of the metadata object.
+    pub metadata: String,
+    pub leaf_hash: [u8; 32],
+    pub submitted_at_ms: i64,
+    pub payment: Payment,
+}
+
+/// A stored receipt: the payment's method and payer, and once sealed its place in a batch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReceiptRecord {
+    pub receipt_id: String,
+    pub schema: String,
+    pub payload_hash: String,
+    pub metadata: String,
+    pub leaf_hash: [u8; 32],
+    pub submitted_at_ms: i64,
+    pub payment_method: String,
+    /// The API key id or the paying address.
+    pub payer: String,
+    pub payment_tx: Option<String>,
+    /// (batch number, leaf index), once sealed.
+    pub sealed: Option<(u64, u64)>,
+}
+
+/// A sealed batch of receipts: an RFC 6962 root over their leaf hashes in acceptance order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotaryBatch {
+    pub number: u64,
+    pub size: u64,
+    pub root: [u8; 32],
+    pub created_at_ms: i64,
+}
+
+/// The notary's counters for its status endpoint.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NotaryCounts {
+    pub receipts: u64,
+    /// Receipts not sealed into a batch yet.
+    pub pending: u64,
+    pub last_batch: Option<NotaryBatch>,
+}
+
+/// An API key as stored (only the SHA-256 of the key itself).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiKey {
+    pub id: String,
+    pub name: String,
+    pub key_hash: [u8; 32],
+    pub created_at_ms: i64,
+    pub revoked_at_ms: Option<i64>,
+    pub uses: u64,
+    pub last_used_ms: Option<i64>,
+}
+
+/// The response an Idempotency-Key replays, stored with the receipt it produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdempotentResponse {
+    pub status: u16,
+    /// JSON: the response's body and the headers a replay repeats.
+    pub response: String,
+}
+
+/// Where an Idempotency-Key stands when a request claims it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IdempotencyClaim {
+    /// New (or an abandoned claim taken over): this request runs.
+    Started,
+    /// Done before with the same request: replay this.
+    Replay(IdempotentResponse),
+    /// Used before with a different request body.
+    Mismatch,
+    /// The first request with this key is still running.
+    InFlight,
+}
+
+/// An Idempotency-Key claim: who (`scope`), which key, and the request's hash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdempotencyKey {
+    pub scope: String,
+    pub key: String,
+    pub request_hash: [u8; 32],
+}
+
+/// An x402 payment's authorization nonce (EIP-3009: one per asset and payer).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PaymentNonce {
+    pub asset: String,
+    pub payer: String,
+    pub nonce: String,
 }
 
 /// Builds a pool-served game from the entry it is given (its id, outcome and resolution are
@@ -450,6 +586,66 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<()>;
 
     async fn anchor_counts(&self) -> StoreResult<AnchorCounts>;
+
+    /// Stores a receipt, durably, in one transaction with what pays for it (the API key's
+    /// usage, or the x402 nonce marked settled) and with the Idempotency-Key's response.
+    async fn insert_receipt(
+        &self,
+        receipt: NewReceipt,
+        idempotency: Option<(IdempotencyKey, IdempotentResponse)>,
+    ) -> StoreResult<()>;
+
+    async fn receipt(&self, receipt_id: &str) -> StoreResult<Option<ReceiptRecord>>;
+
+    /// Seals up to `max` unsealed receipts, oldest first, into the next notary batch (its
+    /// root computed from their leaf hashes in that order). `None`: nothing to seal.
+    async fn seal_notary_batch(&self, max: u64, now_ms: i64) -> StoreResult<Option<NotaryBatch>>;
+
+    async fn notary_batch(&self, number: u64) -> StoreResult<Option<NotaryBatch>>;
+
+    /// The leaf hashes of one notary batch, in leaf order.
+    async fn notary_batch_leaves(&self, number: u64) -> StoreResult<Vec<[u8; 32]>>;
+
+    /// Notary batches `from..to`, in order.
+    async fn notary_batches(&self, from: u64, to: u64) -> StoreResult<Vec<NotaryBatch>>;
+
+    /// The anchor batch whose notary range holds notary batch `number`.
+    async fn anchor_batch_for_notary(&self, number: u64) -> StoreResult<Option<AnchorBatch>>;
+
+    async fn notary_counts(&self) -> StoreResult<NotaryCounts>;
+
+    /// Stores a new API key. Refused (`Conflict`) if its id or hash exists.
+    async fn create_api_key(&self, key: &ApiKey) -> StoreResult<()>;
+
+    async fn api_keys(&self) -> StoreResult<Vec<ApiKey>>;
+
+    /// The key whose SHA-256 is `key_hash` (revoked or not).
+    async fn api_key_by_hash(&self, key_hash: [u8; 32]) -> StoreResult<Option<ApiKey>>;
+
+    /// Revokes a key; false if no key has that id. Revoking twice keeps the first time.
+    async fn revoke_api_key(&self, id: &str, now_ms: i64) -> StoreResult<bool>;
+
+    /// Records an x402 payment nonce as being settled; false if it was seen before (whatever
+    /// became of it), so one signed authorization is never settled twice.
+    async fn reserve_payment_nonce(&self, nonce: &PaymentNonce, now_ms: i64) -> StoreResult<bool>;
+
+    /// Marks a reserved nonce whose settlement failed (it stays seen).
+    async fn fail_payment_nonce(&self, nonce: &PaymentNonce, detail: &str) -> StoreResult<()>;
+
+    /// Claims an Idempotency-Key for a request. A claim still in flight after `stale_ms` is
+    /// taken to be abandoned (its process died) and is taken over.
+    async fn claim_idempotency_key(
+        &self,
+        key: &IdempotencyKey,
+        now_ms: i64,
+        stale_ms: i64,
+    ) -> StoreResult<IdempotencyClaim>;
+
+    /// Drops an in-flight claim whose request failed, so the key can be used again.
+    async fn release_idempotency_key(&self, scope: &str, key: &str) -> StoreResult<()>;
+
+    /// Deletes Idempotency-Key records created before `before_ms`; returns how many.
+    async fn purge_idempotency_keys(&self, before_ms: i64) -> StoreResult<u64>;
 
     /// Tries to become the one process that closes and resolves epochs on this store.
     /// `None`: another process leads now (ask again later).

@@ -9,6 +9,8 @@
 //! - Game inserts are committed in groups: inserts queue on a channel and each committer task
 //!   takes everything queued into one transaction, so a burst of bets shares one WAL flush and
 //!   every caller is answered only after its group committed.
+//! - Notary receipts are committed in groups the same way, by committers of their own
+//!   (`postgres_notary.rs`).
 //! - Inserting games and closing an epoch are serialised by the "epoch gate", an advisory lock
 //!   per schema: an insert transaction holds it shared, a close takes it exclusive. The close
 //!   therefore waits for every insert already in flight, and an insert that waited for a close
@@ -26,10 +28,12 @@ use super::codec::{
     decode_checkpoints, encode_checkpoints, join_digits, parse_combo, parse_digits,
 };
 use super::postgres_anchor as anchor;
+use super::postgres_notary as notary;
 use super::{
-    AnchorBatch, AnchorCounts, AnchorTx, BuildInstant, EpochInput, EpochOutput, EpochRecord,
-    EpochStatus, GameCounts, GameRecord, GameResolution, Lease, NewGame, PoolBatch, PoolCounts,
-    PoolEntry, Store, StoreError, StoreResult,
+    AnchorBatch, AnchorCounts, AnchorTx, ApiKey, BuildInstant, EpochInput, EpochOutput,
+    EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution, IdempotencyClaim,
+    IdempotencyKey, IdempotentResponse, Lease, NewGame, NewReceipt, NotaryBatch, NotaryCounts,
+    PaymentNonce, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord, Store, StoreError, StoreResult,
 };
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
@@ -45,6 +49,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../../migrations/postgres/0001_init.sql")),
     (2, include_str!("../../migrations/postgres/0002_pool.sql")),
     (3, include_str!("../../migrations/postgres/0003_anchor.sql")),
+    (4, include_str!("../../migrations/postgres/0004_notary.sql")),
 ];
 
 /// Most inserts committed in one group.
@@ -98,6 +103,7 @@ pub struct PgStore {
     config: tokio_postgres::Config,
     inserts: mpsc::Sender<InsertReq>,
     instants: mpsc::Sender<InstantReq>,
+    receipts: mpsc::Sender<notary::ReceiptReq>,
     schema: String,
     /// The connection a replica asks for the leader lock on, kept between attempts.
     candidate: Mutex<Option<LockConnection>>,
@@ -145,7 +151,7 @@ pub(super) fn pg_err(e: tokio_postgres::Error) -> StoreError {
     }
 }
 
-fn pool_err(e: PoolError) -> StoreError {
+pub(super) fn pool_err(e: PoolError) -> StoreError {
     match e {
         PoolError::Backend(e) => {
             StoreError::Unavailable(format!("cannot connect: {}", describe(&e)))
@@ -158,7 +164,10 @@ fn pool_err(e: PoolError) -> StoreError {
 }
 
 /// Bounds `f` by [`OP_TIMEOUT`]: a database that stops answering is unavailable, not a hang.
-async fn timed<T>(what: &str, f: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
+pub(super) async fn timed<T>(
+    what: &str,
+    f: impl Future<Output = StoreResult<T>>,
+) -> StoreResult<T> {
     timed_for(OP_TIMEOUT, what, f).await
 }
 
@@ -249,11 +258,17 @@ impl PgStore {
         for _ in 0..INSTANT_COMMITTERS {
             tokio::spawn(instant_committer(pool.clone(), Arc::clone(&rx)));
         }
+        let (receipts, rx) = mpsc::channel(MAX_GROUP * 8);
+        let rx = Arc::new(Mutex::new(rx));
+        for _ in 0..notary::RECEIPT_COMMITTERS {
+            tokio::spawn(notary::receipt_committer(pool.clone(), Arc::clone(&rx)));
+        }
         Ok(Self {
             pool,
             config,
             inserts,
             instants,
+            receipts,
             schema,
             candidate: Mutex::new(None),
         })
@@ -336,7 +351,7 @@ async fn committer(pool: Pool, queue: Arc<Mutex<mpsc::Receiver<InsertReq>>>) {
 }
 
 /// Everything queued, at least one request (waiting for it); `None` once the store is gone.
-async fn next_group<R>(queue: &Mutex<mpsc::Receiver<R>>) -> Option<Vec<R>> {
+pub(super) async fn next_group<R>(queue: &Mutex<mpsc::Receiver<R>>) -> Option<Vec<R>> {
     let mut rx = queue.lock().await;
     let first = rx.recv().await?;
     let mut group = vec![first];
@@ -545,7 +560,7 @@ const INSERT_GAMES: &str = "INSERT INTO games (epoch, game_id, request_id, game,
 
 /// A READ COMMITTED transaction whatever the role's default: the epoch gate relies on each
 /// statement taking a fresh snapshot after the lock wait before it.
-async fn read_committed(
+pub(super) async fn read_committed(
     client: &mut deadpool_postgres::Client,
 ) -> StoreResult<deadpool_postgres::Transaction<'_>> {
     client
@@ -1601,6 +1616,179 @@ impl Store for PgStore {
     async fn anchor_counts(&self) -> StoreResult<AnchorCounts> {
         timed("read anchor batches", async {
             anchor::counts(&**self.client().await?).await
+        })
+        .await
+    }
+
+    async fn insert_receipt(
+        &self,
+        receipt: NewReceipt,
+        idempotency: Option<(IdempotencyKey, IdempotentResponse)>,
+    ) -> StoreResult<()> {
+        let (reply, rx) = oneshot::channel();
+        let stopped = || StoreError::Unavailable("the receipt committers have stopped".into());
+        self.receipts
+            .send(notary::ReceiptReq {
+                receipt,
+                idempotency,
+                reply,
+            })
+            .await
+            .map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())?
+    }
+
+    async fn receipt(&self, receipt_id: &str) -> StoreResult<Option<ReceiptRecord>> {
+        timed("read receipt", async {
+            notary::receipt(&self.client().await?, receipt_id).await
+        })
+        .await
+    }
+
+    async fn seal_notary_batch(&self, max: u64, now_ms: i64) -> StoreResult<Option<NotaryBatch>> {
+        timed_for(RESOLVE_TIMEOUT, "seal notary batch", async {
+            let mut client = self.client().await?;
+            let tx = read_committed(&mut client).await?;
+            let sealed = notary::seal(&tx, max, now_ms).await?;
+            tx.commit().await.map_err(pg_err)?;
+            Ok(sealed)
+        })
+        .await
+    }
+
+    async fn notary_batch(&self, number: u64) -> StoreResult<Option<NotaryBatch>> {
+        timed("read notary batches", async {
+            let client = self.client().await?;
+            Ok(
+                notary::batches(&client, "WHERE number = $1", &[&(number as i64)])
+                    .await?
+                    .pop(),
+            )
+        })
+        .await
+    }
+
+    async fn notary_batch_leaves(&self, number: u64) -> StoreResult<Vec<[u8; 32]>> {
+        timed("read notary batch leaves", async {
+            notary::batch_leaves(&self.client().await?, number).await
+        })
+        .await
+    }
+
+    async fn notary_batches(&self, from: u64, to: u64) -> StoreResult<Vec<NotaryBatch>> {
+        timed("read notary batches", async {
+            let client = self.client().await?;
+            notary::batches(
+                &client,
+                "WHERE number >= $1 AND number < $2 ORDER BY number",
+                &[&(from as i64), &(to as i64)],
+            )
+            .await
+        })
+        .await
+    }
+
+    async fn anchor_batch_for_notary(&self, number: u64) -> StoreResult<Option<AnchorBatch>> {
+        timed("read anchor batches", async {
+            let client = self.client().await?;
+            Ok(anchor::batches(
+                &**client,
+                "WHERE notary_to > $1 AND notary_from <= $1 ORDER BY notary_to LIMIT 1",
+                &[&(number as i64)],
+            )
+            .await?
+            .pop())
+        })
+        .await
+    }
+
+    async fn notary_counts(&self) -> StoreResult<NotaryCounts> {
+        timed("count receipts", async {
+            notary::counts(&self.client().await?).await
+        })
+        .await
+    }
+
+    async fn create_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        timed("create API key", async {
+            notary::create_key(&self.client().await?, key).await
+        })
+        .await
+    }
+
+    async fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        timed("read API keys", async {
+            // Byte order for ids, as the embedded store sorts them.
+            notary::keys(
+                &self.client().await?,
+                "ORDER BY created_at_ms, id COLLATE \"C\"",
+                &[],
+            )
+            .await
+        })
+        .await
+    }
+
+    async fn api_key_by_hash(&self, key_hash: [u8; 32]) -> StoreResult<Option<ApiKey>> {
+        timed("read API keys", async {
+            Ok(notary::keys(
+                &self.client().await?,
+                "WHERE key_hash = $1",
+                &[&key_hash.as_slice()],
+            )
+            .await?
+            .pop())
+        })
+        .await
+    }
+
+    async fn revoke_api_key(&self, id: &str, now_ms: i64) -> StoreResult<bool> {
+        timed("revoke API key", async {
+            notary::revoke_key(&self.client().await?, id, now_ms).await
+        })
+        .await
+    }
+
+    async fn reserve_payment_nonce(&self, nonce: &PaymentNonce, now_ms: i64) -> StoreResult<bool> {
+        timed("reserve payment nonce", async {
+            notary::reserve_nonce(&self.client().await?, nonce, now_ms).await
+        })
+        .await
+    }
+
+    async fn fail_payment_nonce(&self, nonce: &PaymentNonce, detail: &str) -> StoreResult<()> {
+        timed("fail payment nonce", async {
+            notary::fail_nonce(&self.client().await?, nonce, detail).await
+        })
+        .await
+    }
+
+    async fn claim_idempotency_key(
+        &self,
+        key: &IdempotencyKey,
+        now_ms: i64,
+        stale_ms: i64,
+    ) -> StoreResult<IdempotencyClaim> {
+        timed("claim Idempotency-Key", async {
+            let mut client = self.client().await?;
+            let tx = read_committed(&mut client).await?;
+            let claim = notary::claim_idempotency(&tx, key, now_ms, stale_ms).await?;
+            tx.commit().await.map_err(pg_err)?;
+            Ok(claim)
+        })
+        .await
+    }
+
+    async fn release_idempotency_key(&self, scope: &str, key: &str) -> StoreResult<()> {
+        timed("release Idempotency-Key", async {
+            notary::release_idempotency(&self.client().await?, scope, key).await
+        })
+        .await
+    }
+
+    async fn purge_idempotency_keys(&self, before_ms: i64) -> StoreResult<u64> {
+        timed("purge Idempotency-Keys", async {
+            notary::purge_idempotency(&self.client().await?, before_ms).await
         })
         .await
     }

@@ -1,4 +1,4 @@
-//! The PostgreSQL store's anchor tables (schema version 3): queries the `Store` methods of
+//! The PostgreSQL store's anchor tables (schema version 3; notary ranges since version 4): queries the `Store` methods of
 //! [`super::postgres::PgStore`] run on a pooled connection. Two leaders racing on a batch
 //! cannot both store it: the number and both epoch bounds are unique.
 
@@ -9,7 +9,7 @@ use super::{check_anchor_link, AnchorBatch, AnchorCounts, AnchorState, AnchorTx,
 use tokio_postgres::{GenericClient, Row};
 
 const COLUMNS: &str = "number, first_epoch, last_epoch, pool_from, pool_to, leaves, root, \
-     created_at_ms, status, tx_hash, block_number, confirmed_at_ms";
+     created_at_ms, status, tx_hash, block_number, confirmed_at_ms, notary_from, notary_to";
 
 fn hash(r: &Row, name: &str) -> StoreResult<Option<[u8; 32]>> {
     r.try_get::<_, Option<Vec<u8>>>(name)
@@ -30,6 +30,8 @@ fn batch_from_row(r: &Row) -> StoreResult<AnchorBatch> {
         last_epoch: int("last_epoch")? as u64,
         pool_from: int("pool_from")? as u64,
         pool_to: int("pool_to")? as u64,
+        notary_from: int("notary_from")? as u64,
+        notary_to: int("notary_to")? as u64,
         leaves: int("leaves")? as u64,
         root: hash(r, "root")?
             .ok_or_else(|| StoreError::Corrupt("anchor batch without a root".into()))?,
@@ -68,8 +70,8 @@ pub(super) async fn insert(c: &impl GenericClient, b: &AnchorBatch) -> StoreResu
     check_anchor_link(last(c).await?.as_ref(), b)?;
     c.execute(
         "INSERT INTO anchor_batches (number, first_epoch, last_epoch, pool_from, pool_to,
-             leaves, root, created_at_ms, status)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending')",
+             leaves, root, created_at_ms, status, notary_from, notary_to)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10)",
         &[
             &(b.number as i64),
             &(b.first_epoch as i64),
@@ -79,6 +81,8 @@ pub(super) async fn insert(c: &impl GenericClient, b: &AnchorBatch) -> StoreResu
             &(b.leaves as i64),
             &b.root.as_slice(),
             &b.created_at_ms,
+            &(b.notary_from as i64),
+            &(b.notary_to as i64),
         ],
     )
     .await

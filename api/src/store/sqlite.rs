@@ -10,10 +10,12 @@ use super::codec::{
     decode_checkpoints, encode_checkpoints, join_digits, parse_combo, parse_digits,
 };
 use super::sqlite_anchor as anchor;
+use super::sqlite_notary as notary;
 use super::{
-    AnchorBatch, AnchorCounts, AnchorTx, BuildInstant, EpochInput, EpochOutput, EpochRecord,
-    EpochStatus, GameCounts, GameRecord, GameResolution, Lease, NewGame, PoolBatch, PoolCounts,
-    PoolEntry, Store, StoreError, StoreResult,
+    AnchorBatch, AnchorCounts, AnchorTx, ApiKey, BuildInstant, EpochInput, EpochOutput,
+    EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution, IdempotencyClaim,
+    IdempotencyKey, IdempotentResponse, Lease, NewGame, NewReceipt, NotaryBatch, NotaryCounts,
+    PaymentNonce, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord, Store, StoreError, StoreResult,
 };
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
@@ -26,6 +28,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../../migrations/sqlite/0001_init.sql")),
     (2, include_str!("../../migrations/sqlite/0002_pool.sql")),
     (3, include_str!("../../migrations/sqlite/0003_anchor.sql")),
+    (4, include_str!("../../migrations/sqlite/0004_notary.sql")),
 ];
 
 /// Most inserts committed in one group.
@@ -38,10 +41,14 @@ enum WriteReq {
     Other(WriteFn),
 }
 
-/// A write that shares a group transaction with others: a game into the open epoch, or a
-/// pool-served game.
+/// A receipt and the Idempotency-Key response stored with it.
+type ReceiptWrite = (NewReceipt, Option<(IdempotencyKey, IdempotentResponse)>);
+
+/// A write that shares a group transaction with others: a game into the open epoch, a
+/// pool-served game, or a notary receipt.
 enum GroupItem {
     Insert(Box<NewGame>, oneshot::Sender<StoreResult<u64>>),
+    Receipt(Box<ReceiptWrite>, oneshot::Sender<StoreResult<()>>),
     Instant(
         BuildInstant,
         oneshot::Sender<StoreResult<Option<GameRecord>>>,
@@ -50,6 +57,7 @@ enum GroupItem {
 
 enum GroupResult {
     Insert(u64),
+    Receipt,
     Instant(Option<Box<GameRecord>>),
 }
 
@@ -61,6 +69,9 @@ impl GroupItem {
     ) -> StoreResult<GroupResult> {
         match self {
             Self::Insert(game, _) => insert_game(tx, game).map(GroupResult::Insert),
+            Self::Receipt(r, _) => {
+                notary::insert_receipt(tx, &r.0, r.1.as_ref()).map(|()| GroupResult::Receipt)
+            }
             Self::Instant(build, _) => {
                 let cursor = match pool {
                     Some(c) => c,
@@ -79,8 +90,17 @@ impl GroupItem {
             (Self::Instant(_, reply), Ok(GroupResult::Instant(g))) => {
                 let _ = reply.send(Ok(g.map(|g| *g)));
             }
+            (Self::Receipt(_, reply), Ok(GroupResult::Receipt)) => {
+                let _ = reply.send(Ok(()));
+            }
             (Self::Insert(_, reply), Err(e)) => {
                 let _ = reply.send(Err(e));
+            }
+            (Self::Receipt(_, reply), Err(e)) => {
+                let _ = reply.send(Err(e));
+            }
+            (Self::Receipt(_, reply), Ok(_)) => {
+                let _ = reply.send(Err(StoreError::Corrupt("mismatched group result".into())));
             }
             (Self::Instant(_, reply), Err(e)) => {
                 let _ = reply.send(Err(e));
@@ -99,7 +119,8 @@ impl GroupItem {
 pub struct SqliteStore {
     path: PathBuf,
     /// Held for the store's lifetime: one process per data dir (the OS drops it on exit).
-    _lock: std::fs::File,
+    /// `None` for an administrative handle ([`SqliteStore::open_admin`]).
+    _lock: Option<std::fs::File>,
     writer: mpsc::Sender<WriteReq>,
     readers: Arc<Vec<Mutex<Connection>>>,
 }
@@ -109,6 +130,7 @@ impl std::fmt::Debug for WriteReq {
         f.write_str(match self {
             Self::Bet(GroupItem::Insert(..)) => "Insert",
             Self::Bet(GroupItem::Instant(..)) => "Instant",
+            Self::Bet(GroupItem::Receipt(..)) => "Receipt",
             Self::Other(_) => "Other",
         })
     }
@@ -190,13 +212,27 @@ fn lock_data_dir(data_dir: &Path) -> StoreResult<std::fs::File> {
 impl SqliteStore {
     /// Opens (creating if needed) the store in `data_dir` and applies migrations.
     pub fn open(data_dir: &Path) -> StoreResult<Self> {
+        Self::open_with(data_dir, true)
+    }
+
+    /// Opens the store beside a running service, without its data-dir lock: for commands
+    /// that only manage API keys (SQLite serialises their writes with the service's).
+    pub fn open_admin(data_dir: &Path) -> StoreResult<Self> {
+        Self::open_with(data_dir, false)
+    }
+
+    fn open_with(data_dir: &Path, lock: bool) -> StoreResult<Self> {
         std::fs::create_dir_all(data_dir).map_err(|e| {
             unavailable(format!(
                 "cannot create data dir {}: {e}",
                 data_dir.display()
             ))
         })?;
-        let lock = lock_data_dir(data_dir)?;
+        let lock = if lock {
+            Some(lock_data_dir(data_dir)?)
+        } else {
+            None
+        };
         let path = data_dir.join("vrs.sqlite3");
         let mut conn = open_connection(&path)?;
         migrate(&mut conn)?;
@@ -1274,6 +1310,122 @@ impl Store for SqliteStore {
 
     async fn anchor_counts(&self) -> StoreResult<AnchorCounts> {
         self.read(anchor::counts).await
+    }
+
+    async fn insert_receipt(
+        &self,
+        receipt: NewReceipt,
+        idempotency: Option<(IdempotencyKey, IdempotentResponse)>,
+    ) -> StoreResult<()> {
+        let (tx, rx) = oneshot::channel();
+        self.writer
+            .send(WriteReq::Bet(GroupItem::Receipt(
+                Box::new((receipt, idempotency)),
+                tx,
+            )))
+            .map_err(|_| unavailable("the writer thread has stopped"))?;
+        rx.await
+            .map_err(|_| unavailable("the writer thread has stopped"))?
+    }
+
+    async fn receipt(&self, receipt_id: &str) -> StoreResult<Option<ReceiptRecord>> {
+        let id = receipt_id.to_owned();
+        self.read(move |c| notary::receipt(c, &id)).await
+    }
+
+    async fn seal_notary_batch(&self, max: u64, now_ms: i64) -> StoreResult<Option<NotaryBatch>> {
+        self.write(move |tx| notary::seal(tx, max, now_ms)).await
+    }
+
+    async fn notary_batch(&self, number: u64) -> StoreResult<Option<NotaryBatch>> {
+        self.read(move |c| Ok(notary::batches(c, "WHERE number = ?1", [number as i64])?.pop()))
+            .await
+    }
+
+    async fn notary_batch_leaves(&self, number: u64) -> StoreResult<Vec<[u8; 32]>> {
+        self.read(move |c| notary::batch_leaves(c, number)).await
+    }
+
+    async fn notary_batches(&self, from: u64, to: u64) -> StoreResult<Vec<NotaryBatch>> {
+        self.read(move |c| {
+            notary::batches(
+                c,
+                "WHERE number >= ?1 AND number < ?2 ORDER BY number",
+                [from as i64, to as i64],
+            )
+        })
+        .await
+    }
+
+    async fn anchor_batch_for_notary(&self, number: u64) -> StoreResult<Option<AnchorBatch>> {
+        self.read(move |c| {
+            let found = anchor::batches(
+                c,
+                "WHERE notary_to > ?1 AND notary_from <= ?1 ORDER BY notary_to LIMIT 1",
+                [number as i64],
+            )?;
+            Ok(found.into_iter().next())
+        })
+        .await
+    }
+
+    async fn notary_counts(&self) -> StoreResult<NotaryCounts> {
+        self.read(notary::counts).await
+    }
+
+    async fn create_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        let key = key.clone();
+        self.write(move |tx| notary::create_key(tx, &key)).await
+    }
+
+    async fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        self.read(|c| notary::keys(c, "ORDER BY created_at_ms, id", []))
+            .await
+    }
+
+    async fn api_key_by_hash(&self, key_hash: [u8; 32]) -> StoreResult<Option<ApiKey>> {
+        self.read(move |c| Ok(notary::keys(c, "WHERE key_hash = ?1", [key_hash.to_vec()])?.pop()))
+            .await
+    }
+
+    async fn revoke_api_key(&self, id: &str, now_ms: i64) -> StoreResult<bool> {
+        let id = id.to_owned();
+        self.write(move |tx| notary::revoke_key(tx, &id, now_ms))
+            .await
+    }
+
+    async fn reserve_payment_nonce(&self, nonce: &PaymentNonce, now_ms: i64) -> StoreResult<bool> {
+        let nonce = nonce.clone();
+        self.write(move |tx| notary::reserve_nonce(tx, &nonce, now_ms))
+            .await
+    }
+
+    async fn fail_payment_nonce(&self, nonce: &PaymentNonce, detail: &str) -> StoreResult<()> {
+        let (nonce, detail) = (nonce.clone(), detail.to_owned());
+        self.write(move |tx| notary::fail_nonce(tx, &nonce, &detail))
+            .await
+    }
+
+    async fn claim_idempotency_key(
+        &self,
+        key: &IdempotencyKey,
+        now_ms: i64,
+        stale_ms: i64,
+    ) -> StoreResult<IdempotencyClaim> {
+        let key = key.clone();
+        self.write(move |tx| notary::claim_idempotency(tx, &key, now_ms, stale_ms))
+            .await
+    }
+
+    async fn release_idempotency_key(&self, scope: &str, key: &str) -> StoreResult<()> {
+        let (scope, key) = (scope.to_owned(), key.to_owned());
+        self.write(move |tx| notary::release_idempotency(tx, &scope, &key))
+            .await
+    }
+
+    async fn purge_idempotency_keys(&self, before_ms: i64) -> StoreResult<u64> {
+        self.write(move |tx| notary::purge_idempotency(tx, before_ms))
+            .await
     }
 
     async fn try_lead(&self) -> StoreResult<Option<Box<dyn Lease>>> {

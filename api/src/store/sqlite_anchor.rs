@@ -7,7 +7,7 @@ use super::{check_anchor_link, AnchorBatch, AnchorCounts, AnchorState, AnchorTx,
 use rusqlite::{params, Connection, OptionalExtension};
 
 const COLUMNS: &str = "number, first_epoch, last_epoch, pool_from, pool_to, leaves, root, \
-     created_at_ms, status, tx_hash, block_number, confirmed_at_ms";
+     created_at_ms, status, tx_hash, block_number, confirmed_at_ms, notary_from, notary_to";
 
 type Row = (
     i64,
@@ -22,16 +22,20 @@ type Row = (
     Option<Vec<u8>>,
     Option<i64>,
     Option<i64>,
+    i64,
+    i64,
 );
 
 fn batch_from(row: Row) -> StoreResult<AnchorBatch> {
-    let (number, first, last, from, to, leaves, root, created, status, tx, block, at) = row;
+    let (number, first, last, from, to, leaves, root, created, status, tx, block, at, nf, nt) = row;
     Ok(AnchorBatch {
         number: number as u64,
         first_epoch: first as u64,
         last_epoch: last as u64,
         pool_from: from as u64,
         pool_to: to as u64,
+        notary_from: nf as u64,
+        notary_to: nt as u64,
         leaves: leaves as u64,
         root: hash32(root, "anchor root")?,
         created_at_ms: created,
@@ -66,6 +70,8 @@ pub(super) fn batches(
                 r.get(9)?,
                 r.get(10)?,
                 r.get(11)?,
+                r.get(12)?,
+                r.get(13)?,
             ))
         })
         .map_err(unavailable)?;
@@ -80,8 +86,8 @@ pub(super) fn insert(conn: &Connection, b: &AnchorBatch) -> StoreResult<()> {
     check_anchor_link(last(conn)?.as_ref(), b)?;
     conn.execute(
         "INSERT INTO anchor_batches (number, first_epoch, last_epoch, pool_from, pool_to,
-             leaves, root, created_at_ms, status)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending')",
+             leaves, root, created_at_ms, status, notary_from, notary_to)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', ?9, ?10)",
         params![
             b.number as i64,
             b.first_epoch as i64,
@@ -91,6 +97,8 @@ pub(super) fn insert(conn: &Connection, b: &AnchorBatch) -> StoreResult<()> {
             b.leaves as i64,
             b.root.to_vec(),
             b.created_at_ms,
+            b.notary_from as i64,
+            b.notary_to as i64,
         ],
     )
     .map_err(unavailable)?;

@@ -106,6 +106,18 @@ impl Ganache {
         }
     }
 
+    /// SIGSTOP / SIGCONT: a frozen node keeps its socket open and answers nothing.
+    pub fn freeze(&self, frozen: bool) {
+        if let Some(c) = &self.child {
+            let signal = if frozen { "-STOP" } else { "-CONT" };
+            assert!(Command::new("kill")
+                .args([signal, &c.id().to_string()])
+                .status()
+                .unwrap()
+                .success());
+        }
+    }
+
     /// Starts it again on the same port and chain data.
     pub fn restart(&mut self) {
         self.stop();

@@ -35,6 +35,8 @@ async fn api() -> Api {
         pool: vrs::pool::PoolConfig::disabled(),
         pool_status: Default::default(),
         anchor: Default::default(),
+        notary: Default::default(),
+        notary_separate: false,
     };
     Api {
         router: app(Arc::new(state)),

@@ -9,6 +9,7 @@ mod durability;
 mod evm;
 mod http_errors;
 mod independent;
+mod notary;
 mod pg;
 mod proxy;
 mod router_epoch;
@@ -17,6 +18,7 @@ mod serve_pool;
 mod serve_restart;
 mod server;
 mod store_conformance;
+mod x402;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

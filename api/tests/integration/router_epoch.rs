@@ -42,6 +42,8 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
         pool: vrs::pool::PoolConfig::disabled(),
         pool_status: Default::default(),
         anchor: Default::default(),
+        notary: Default::default(),
+        notary_separate: false,
     }));
     let (s, bet) = call(
         &router,
@@ -66,7 +68,7 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
     let task = tokio::spawn(
         EpochLoop::new(Arc::clone(&store), config, engine)
             .unwrap()
-            .lead(stopped, Duration::from_millis(50), None, None),
+            .lead(stopped, Duration::from_millis(50), None, None, None),
     );
 
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -7,8 +7,9 @@ use std::time::Duration;
 use vrs::store::postgres::PgStore;
 use vrs::store::sqlite::SqliteStore;
 use vrs::store::{
-    AnchorBatch, AnchorState, AnchorTx, BuildInstant, EpochInput, EpochOutput, EpochStatus,
-    GameResolution, NewGame, PoolBatch, Store, StoreError,
+    AnchorBatch, AnchorState, AnchorTx, ApiKey, BuildInstant, EpochInput, EpochOutput, EpochStatus,
+    GameResolution, IdempotencyClaim, IdempotencyKey, IdempotentResponse, NewGame, NewReceipt,
+    NotaryBatch, Payment, PaymentNonce, PoolBatch, ReceiptRecord, Store, StoreError,
 };
 use vrs_engine::backend::fast::Fast;
 use vrs_engine::backend::Backend;
@@ -769,6 +770,8 @@ fn anchor_batch(number: u64, first: u64, last: u64, pool: (u64, u64)) -> AnchorB
         last_epoch: last,
         pool_from: pool.0,
         pool_to: pool.1,
+        notary_from: 1,
+        notary_to: 1,
         leaves: last - first + 1 + pool.1 - pool.0,
         root: [number as u8; 32],
         created_at_ms: 1_000 + number as i64,
@@ -891,4 +894,554 @@ async fn postgres_one_anchor_batch_wins_a_race() {
         assert!(x.is_ok() != y.is_ok(), "batch {n}: {x:?} / {y:?}");
     }
     assert_eq!(a.anchor_counts().await.unwrap().pending, 20);
+}
+
+fn key_payment(id: &str) -> Payment {
+    Payment::ApiKey(id.into())
+}
+
+fn x402_payment(nonce: &str) -> Payment {
+    Payment::X402 {
+        asset: "0xasset".into(),
+        payer: "0xpayer".into(),
+        nonce: nonce.into(),
+        tx_hash: Some(format!("0xtx{nonce}")),
+    }
+}
+
+fn payment_nonce(nonce: &str) -> PaymentNonce {
+    PaymentNonce {
+        asset: "0xasset".into(),
+        payer: "0xpayer".into(),
+        nonce: nonce.into(),
+    }
+}
+
+fn new_receipt(i: u32, payment: Payment) -> NewReceipt {
+    NewReceipt {
+        receipt_id: format!("rcpt_{i:08}"),
+        schema: "sha256".into(),
+        payload_hash: format!("{i:064x}"),
+        metadata: format!("{{\"i\":{i}}}"),
+        leaf_hash: vrs_engine::merkle::leaf_hash(format!("receipt {i}").as_bytes()),
+        submitted_at_ms: 10_000 + i64::from(i),
+        payment,
+    }
+}
+
+fn api_key(id: &str, tag: u8, created_at_ms: i64) -> ApiKey {
+    ApiKey {
+        id: id.into(),
+        name: format!("key {id}"),
+        key_hash: [tag; 32],
+        created_at_ms,
+        revoked_at_ms: None,
+        uses: 0,
+        last_used_ms: None,
+    }
+}
+
+fn idem(scope: &str, key: &str, tag: u8) -> IdempotencyKey {
+    IdempotencyKey {
+        scope: scope.into(),
+        key: key.into(),
+        request_hash: [tag; 32],
+    }
+}
+
+fn response(status: u16) -> IdempotentResponse {
+    IdempotentResponse {
+        status,
+        response: format!("{{\"status\":{status},\"body\":{{}}}}"),
+    }
+}
+
+/// A receipt is stored with its API key's usage, read back as stored, and its id is unique.
+async fn receipts_are_stored(s: &dyn Store) {
+    s.create_api_key(&api_key("k1", 1, 5)).await.unwrap();
+    assert!(s.receipt("rcpt_00000001").await.unwrap().is_none());
+    s.insert_receipt(new_receipt(1, key_payment("k1")), None)
+        .await
+        .unwrap();
+    let r = new_receipt(1, key_payment("k1"));
+    let stored = s.receipt(&r.receipt_id).await.unwrap().unwrap();
+    assert_eq!(
+        stored,
+        ReceiptRecord {
+            receipt_id: r.receipt_id.clone(),
+            schema: r.schema.clone(),
+            payload_hash: r.payload_hash.clone(),
+            metadata: r.metadata.clone(),
+            leaf_hash: r.leaf_hash,
+            submitted_at_ms: r.submitted_at_ms,
+            payment_method: "api_key".into(),
+            payer: "k1".into(),
+            payment_tx: None,
+            sealed: None,
+        }
+    );
+    s.insert_receipt(new_receipt(2, key_payment("k1")), None)
+        .await
+        .unwrap();
+    let err = s
+        .insert_receipt(new_receipt(1, key_payment("k1")), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict(_)),
+        "duplicate id: {err}"
+    );
+    let key = s.api_key_by_hash([1; 32]).await.unwrap().unwrap();
+    assert_eq!(
+        (key.uses, key.last_used_ms),
+        (2, Some(new_receipt(2, key_payment("k1")).submitted_at_ms)),
+        "the refused receipt is not counted"
+    );
+    let counts = s.notary_counts().await.unwrap();
+    assert_eq!(
+        (counts.receipts, counts.pending, counts.last_batch),
+        (2, 2, None)
+    );
+}
+
+/// Sealing takes unsealed receipts in acceptance order, at most `max` at a time, under an RFC
+/// 6962 root over their leaf hashes; batches are numbered from 1 and anchored by range.
+async fn receipts_are_sealed(s: &dyn Store) {
+    assert_eq!(
+        s.seal_notary_batch(10, 1).await.unwrap(),
+        None,
+        "nothing to seal"
+    );
+    s.create_api_key(&api_key("k1", 1, 5)).await.unwrap();
+    // Inserted out of id order: acceptance order is what counts.
+    let order = [5u32, 3, 9, 1, 7];
+    for i in order {
+        s.insert_receipt(new_receipt(i, key_payment("k1")), None)
+            .await
+            .unwrap();
+    }
+    let leaf = |i: u32| new_receipt(i, key_payment("k1")).leaf_hash;
+    let b1 = s.seal_notary_batch(3, 100).await.unwrap().unwrap();
+    let first: Vec<[u8; 32]> = order[..3].iter().map(|&i| leaf(i)).collect();
+    assert_eq!(
+        b1,
+        NotaryBatch {
+            number: 1,
+            size: 3,
+            root: vrs_engine::merkle::root(&first),
+            created_at_ms: 100,
+        }
+    );
+    assert_eq!(s.notary_batch_leaves(1).await.unwrap(), first);
+    let counts = s.notary_counts().await.unwrap();
+    assert_eq!((counts.receipts, counts.pending), (5, 2));
+    assert_eq!(counts.last_batch, Some(b1.clone()));
+
+    let b2 = s.seal_notary_batch(3, 200).await.unwrap().unwrap();
+    let second: Vec<[u8; 32]> = order[3..].iter().map(|&i| leaf(i)).collect();
+    assert_eq!(
+        (b2.number, b2.size, b2.root, b2.created_at_ms),
+        (2, 2, vrs_engine::merkle::root(&second), 200)
+    );
+    assert_eq!(s.notary_batch_leaves(2).await.unwrap(), second);
+    assert_eq!(
+        s.seal_notary_batch(3, 300).await.unwrap(),
+        None,
+        "all sealed"
+    );
+    assert!(s.notary_batch_leaves(3).await.unwrap().is_empty());
+    for (pos, &i) in order.iter().enumerate() {
+        let r = s.receipt(&format!("rcpt_{i:08}")).await.unwrap().unwrap();
+        let expected = if pos < 3 {
+            (1, pos as u64)
+        } else {
+            (2, pos as u64 - 3)
+        };
+        assert_eq!(r.sealed, Some(expected), "receipt {i}");
+    }
+    assert_eq!(s.notary_batch(1).await.unwrap(), Some(b1.clone()));
+    assert_eq!(s.notary_batch(3).await.unwrap(), None);
+    assert_eq!(
+        s.notary_batches(1, 3).await.unwrap(),
+        vec![b1.clone(), b2.clone()]
+    );
+    assert_eq!(s.notary_batches(2, 9).await.unwrap(), vec![b2.clone()]);
+    assert!(s.notary_batches(1, 1).await.unwrap().is_empty());
+    let counts = s.notary_counts().await.unwrap();
+    assert_eq!((counts.receipts, counts.pending), (5, 0));
+    assert_eq!(counts.last_batch, Some(b2));
+
+    // Anchor batches carry notary ranges: batch 1 holds notary batch 1, batch 2 holds 2.
+    let mut a1 = anchor_batch(1, 1, 3, (1, 1));
+    (a1.notary_from, a1.notary_to) = (1, 2);
+    s.insert_anchor_batch(&a1).await.unwrap();
+    let mut gap = anchor_batch(2, 4, 6, (1, 1));
+    (gap.notary_from, gap.notary_to) = (3, 4);
+    assert!(
+        matches!(
+            s.insert_anchor_batch(&gap).await,
+            Err(StoreError::Conflict(_))
+        ),
+        "skips notary batch 2"
+    );
+    let mut a2 = anchor_batch(2, 4, 6, (1, 1));
+    (a2.notary_from, a2.notary_to) = (2, 3);
+    s.insert_anchor_batch(&a2).await.unwrap();
+    assert_eq!(s.anchor_batch(2).await.unwrap(), Some(a2.clone()));
+    assert_eq!(s.last_anchor_batch().await.unwrap(), Some(a2));
+    for (notary, anchor) in [(1, Some(1)), (2, Some(2)), (3, None), (0, None)] {
+        let found = s.anchor_batch_for_notary(notary).await.unwrap();
+        assert_eq!(found.map(|b| b.number), anchor, "notary batch {notary}");
+    }
+}
+
+/// API keys: stored once (id and hash unique), listed oldest first, found by hash, revoked
+/// once.
+async fn api_keys_are_managed(s: &dyn Store) {
+    assert!(s.api_keys().await.unwrap().is_empty());
+    s.create_api_key(&api_key("kb", 2, 20)).await.unwrap();
+    s.create_api_key(&api_key("ka", 1, 20)).await.unwrap();
+    s.create_api_key(&api_key("kc", 3, 10)).await.unwrap();
+    for dup in [api_key("ka", 9, 30), api_key("kd", 1, 30)] {
+        let err = s.create_api_key(&dup).await.unwrap_err();
+        assert!(matches!(err, StoreError::Conflict(_)), "{dup:?}: {err}");
+    }
+    let ids: Vec<String> = s
+        .api_keys()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|k| k.id)
+        .collect();
+    assert_eq!(ids, ["kc", "ka", "kb"]);
+    assert_eq!(
+        s.api_key_by_hash([2; 32]).await.unwrap(),
+        Some(api_key("kb", 2, 20))
+    );
+    assert_eq!(s.api_key_by_hash([7; 32]).await.unwrap(), None);
+    assert!(s.revoke_api_key("kb", 100).await.unwrap());
+    assert!(s.revoke_api_key("kb", 200).await.unwrap());
+    assert!(!s.revoke_api_key("nope", 300).await.unwrap());
+    let kb = s.api_key_by_hash([2; 32]).await.unwrap().unwrap();
+    assert_eq!(kb.revoked_at_ms, Some(100), "the first revocation stands");
+    let listed = s.api_keys().await.unwrap();
+    assert_eq!(
+        listed
+            .iter()
+            .map(|k| (k.id.as_str(), k.revoked_at_ms))
+            .collect::<Vec<_>>(),
+        [("kc", None), ("ka", None), ("kb", Some(100))]
+    );
+}
+
+/// An x402 nonce is reserved once (whatever became of it) and settles exactly one receipt.
+async fn payment_nonces_pay_once(s: &dyn Store) {
+    let n1 = payment_nonce("0x01");
+    assert!(s.reserve_payment_nonce(&n1, 1).await.unwrap());
+    assert!(!s.reserve_payment_nonce(&n1, 2).await.unwrap(), "seen");
+    s.fail_payment_nonce(&n1, "transfer reverted")
+        .await
+        .unwrap();
+    assert!(
+        !s.reserve_payment_nonce(&n1, 3).await.unwrap(),
+        "a failed nonce stays seen"
+    );
+    let err = s
+        .insert_receipt(new_receipt(1, x402_payment("0x01")), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict(_)),
+        "failed nonce: {err}"
+    );
+    let err = s
+        .insert_receipt(new_receipt(2, x402_payment("0x99")), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict(_)),
+        "unknown nonce: {err}"
+    );
+    assert!(s.receipt("rcpt_00000001").await.unwrap().is_none());
+    assert!(s.receipt("rcpt_00000002").await.unwrap().is_none());
+
+    let n2 = payment_nonce("0x02");
+    assert!(s.reserve_payment_nonce(&n2, 4).await.unwrap());
+    s.insert_receipt(new_receipt(3, x402_payment("0x02")), None)
+        .await
+        .unwrap();
+    let r = s.receipt("rcpt_00000003").await.unwrap().unwrap();
+    assert_eq!(
+        (
+            r.payment_method.as_str(),
+            r.payer.as_str(),
+            r.payment_tx.as_deref()
+        ),
+        ("x402", "0xpayer", Some("0xtx0x02"))
+    );
+    let err = s
+        .insert_receipt(new_receipt(4, x402_payment("0x02")), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict(_)),
+        "settled twice: {err}"
+    );
+    assert!(s.receipt("rcpt_00000004").await.unwrap().is_none());
+    // Failing a settled nonce changes nothing.
+    s.fail_payment_nonce(&n2, "late").await.unwrap();
+    assert!(!s.reserve_payment_nonce(&n2, 5).await.unwrap());
+    assert_eq!(s.notary_counts().await.unwrap().receipts, 1);
+}
+
+/// Idempotency-Keys: a claim starts, is in flight, replays once completed with its receipt,
+/// refuses another request body, is freed by a release, taken over when stale, and purged.
+async fn idempotency_keys_replay(s: &dyn Store) {
+    const STALE: i64 = 1_000;
+    s.create_api_key(&api_key("k1", 1, 5)).await.unwrap();
+    let a = idem("k1", "key-a", 1);
+    assert_eq!(
+        s.claim_idempotency_key(&a, 100, STALE).await.unwrap(),
+        IdempotencyClaim::Started
+    );
+    assert_eq!(
+        s.claim_idempotency_key(&a, 200, STALE).await.unwrap(),
+        IdempotencyClaim::InFlight
+    );
+    let other_body = idem("k1", "key-a", 2);
+    assert_eq!(
+        s.claim_idempotency_key(&other_body, 200, STALE)
+            .await
+            .unwrap(),
+        IdempotencyClaim::Mismatch
+    );
+    assert_eq!(
+        s.claim_idempotency_key(&idem("k2", "key-a", 2), 200, STALE)
+            .await
+            .unwrap(),
+        IdempotencyClaim::Started,
+        "keys are per scope"
+    );
+    s.insert_receipt(
+        new_receipt(1, key_payment("k1")),
+        Some((a.clone(), response(201))),
+    )
+    .await
+    .unwrap();
+    for at in [300, 100 + 10 * STALE] {
+        assert_eq!(
+            s.claim_idempotency_key(&a, at, STALE).await.unwrap(),
+            IdempotencyClaim::Replay(response(201)),
+            "at {at}"
+        );
+    }
+    assert_eq!(
+        s.claim_idempotency_key(&other_body, 300, STALE)
+            .await
+            .unwrap(),
+        IdempotencyClaim::Mismatch
+    );
+    // Completing again (or a key never claimed) is refused, and the receipt is not stored.
+    for key in [a.clone(), idem("k1", "never-claimed", 1)] {
+        let err = s
+            .insert_receipt(
+                new_receipt(2, key_payment("k1")),
+                Some((key, response(201))),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Conflict(_)), "{err}");
+    }
+    assert!(s.receipt("rcpt_00000002").await.unwrap().is_none());
+    assert_eq!(s.api_key_by_hash([1; 32]).await.unwrap().unwrap().uses, 1);
+
+    // A released claim can be made again; releasing a completed one does nothing.
+    let b = idem("k1", "key-b", 3);
+    assert_eq!(
+        s.claim_idempotency_key(&b, 400, STALE).await.unwrap(),
+        IdempotencyClaim::Started
+    );
+    s.release_idempotency_key("k1", "key-b").await.unwrap();
+    s.release_idempotency_key("k1", "no-such-key")
+        .await
+        .unwrap();
+    assert_eq!(
+        s.claim_idempotency_key(&idem("k1", "key-b", 4), 500, STALE)
+            .await
+            .unwrap(),
+        IdempotencyClaim::Started,
+        "released: any request may use it"
+    );
+    s.release_idempotency_key("k1", "key-a").await.unwrap();
+    assert_eq!(
+        s.claim_idempotency_key(&a, 600, STALE).await.unwrap(),
+        IdempotencyClaim::Replay(response(201))
+    );
+
+    // A claim abandoned for `STALE` is taken over, once.
+    let c = idem("k1", "key-c", 5);
+    assert_eq!(
+        s.claim_idempotency_key(&c, 1_000, STALE).await.unwrap(),
+        IdempotencyClaim::Started
+    );
+    assert_eq!(
+        s.claim_idempotency_key(&c, 1_999, STALE).await.unwrap(),
+        IdempotencyClaim::InFlight
+    );
+    assert_eq!(
+        s.claim_idempotency_key(&c, 2_000, STALE).await.unwrap(),
+        IdempotencyClaim::Started,
+        "stale: taken over"
+    );
+    assert_eq!(
+        s.claim_idempotency_key(&c, 2_500, STALE).await.unwrap(),
+        IdempotencyClaim::InFlight,
+        "the takeover is in flight now"
+    );
+    assert_eq!(
+        s.claim_idempotency_key(&idem("k1", "key-c", 6), 9_000, STALE)
+            .await
+            .unwrap(),
+        IdempotencyClaim::Mismatch,
+        "a stale claim still belongs to its request body"
+    );
+
+    // Purging drops completed records older than the cut-off, never one in flight.
+    assert_eq!(s.purge_idempotency_keys(100).await.unwrap(), 0);
+    assert_eq!(s.purge_idempotency_keys(1_000_000).await.unwrap(), 1);
+    assert_eq!(
+        s.claim_idempotency_key(&idem("k1", "key-a", 7), 700, STALE)
+            .await
+            .unwrap(),
+        IdempotencyClaim::Started,
+        "purged: the key is new again"
+    );
+    assert_eq!(
+        s.claim_idempotency_key(&c, 2_600, STALE).await.unwrap(),
+        IdempotencyClaim::InFlight,
+        "in flight: kept"
+    );
+}
+
+/// Receipts from many concurrent writers (some of them duplicates, all on one API key):
+/// each id is stored once, the key counts exactly the stored ones, and all get sealed.
+async fn concurrent_receipts(stores: Vec<Arc<dyn Store>>) {
+    stores[0]
+        .create_api_key(&api_key("k1", 1, 5))
+        .await
+        .unwrap();
+    stores[0]
+        .create_api_key(&api_key("k2", 2, 5))
+        .await
+        .unwrap();
+    let tasks: Vec<_> = (0..300u32)
+        .map(|t| {
+            let s = Arc::clone(&stores[t as usize % stores.len()]);
+            let key = if t % 3 == 0 { "k2" } else { "k1" };
+            tokio::spawn(async move {
+                s.insert_receipt(new_receipt(t % 200, key_payment(key)), None)
+                    .await
+            })
+        })
+        .collect();
+    let (mut ok, mut conflicts) = (0, 0);
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(()) => ok += 1,
+            Err(StoreError::Conflict(_)) => conflicts += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!((ok, conflicts), (200, 100));
+    let s = &stores[0];
+    let uses: u64 = s.api_keys().await.unwrap().iter().map(|k| k.uses).sum();
+    assert_eq!(uses, 200);
+    let counts = s.notary_counts().await.unwrap();
+    assert_eq!((counts.receipts, counts.pending), (200, 200));
+    let b1 = s.seal_notary_batch(150, 1).await.unwrap().unwrap();
+    let b2 = s.seal_notary_batch(150, 2).await.unwrap().unwrap();
+    assert_eq!((b1.size, b2.size), (150, 50));
+    assert_eq!(s.seal_notary_batch(150, 3).await.unwrap(), None);
+    for b in [b1, b2] {
+        let leaves = s.notary_batch_leaves(b.number).await.unwrap();
+        assert_eq!(vrs_engine::merkle::root(&leaves), b.root);
+    }
+}
+
+macro_rules! notary_conformance {
+    ($($test:ident: $body:ident,)*) => {
+        mod notary {
+            use super::*;
+            $(
+                mod $test {
+                    use super::*;
+
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                    async fn sqlite() {
+                        let dir = tempfile::tempdir().unwrap();
+                        $body(&SqliteStore::open(dir.path()).unwrap()).await;
+                    }
+
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                    async fn postgres() {
+                        let schema = TestSchema::create(stringify!($test));
+                        $body(&pg(&schema).await).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+
+notary_conformance! {
+    receipts_are_stored: receipts_are_stored,
+    receipts_are_sealed: receipts_are_sealed,
+    api_keys_are_managed: api_keys_are_managed,
+    payment_nonces_pay_once: payment_nonces_pay_once,
+    idempotency_keys_replay: idempotency_keys_replay,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_concurrent_receipts() {
+    let dir = tempfile::tempdir().unwrap();
+    concurrent_receipts(vec![Arc::new(SqliteStore::open(dir.path()).unwrap())]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_concurrent_receipts_across_replicas() {
+    let schema = TestSchema::create("receipts");
+    let mut stores: Vec<Arc<dyn Store>> = Vec::new();
+    for _ in 0..2 {
+        stores.push(Arc::new(pg(&schema).await));
+    }
+    concurrent_receipts(stores).await;
+}
+
+/// Concurrent claims of one Idempotency-Key through two replicas: exactly one starts, and the
+/// same holds when they race to take over a stale claim.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_one_idempotency_claim_wins_a_race() {
+    let schema = TestSchema::create("idem_race");
+    let stores: Vec<Arc<dyn Store>> =
+        vec![Arc::new(pg(&schema).await), Arc::new(pg(&schema).await)];
+    for round in 0..10u32 {
+        let key = idem("k1", &format!("race-{round}"), 1);
+        for (at, what) in [(1_000, "new key"), (5_000, "stale takeover")] {
+            let claims: Vec<_> = (0..8)
+                .map(|i| {
+                    let (s, key) = (Arc::clone(&stores[i % 2]), key.clone());
+                    tokio::spawn(async move { s.claim_idempotency_key(&key, at, 1_000).await })
+                })
+                .collect();
+            let mut started = 0;
+            for c in claims {
+                match c.await.unwrap().unwrap() {
+                    IdempotencyClaim::Started => started += 1,
+                    IdempotencyClaim::InFlight => {}
+                    other => panic!("round {round}, {what}: {other:?}"),
+                }
+            }
+            assert_eq!(started, 1, "round {round}, {what}");
+        }
+    }
 }

@@ -1,0 +1,677 @@
+//! The notary endpoints (interface §4.4, docs/PROTOCOL.md §17): schemas, status, receipts,
+//! and `POST /v1/notarize` with its order of checks:
+//!
+//! 1. the body (400 naming the field) — nobody pays for a request that cannot succeed;
+//! 2. who pays: a Bearer API key (401 when wrong or revoked), else an x402 payment whose
+//!    signature is checked here (402 when it is not good), else 402 with the requirements;
+//! 3. the Idempotency-Key, scoped to the key or the payer: replay (same body), 422 (another
+//!    body), 409 (the first is still running);
+//! 4. for x402: requirements, the nonce (recorded before settling), settlement (402 on any
+//!    failure, nothing stored);
+//! 5. the receipt, committed with the key's usage or the settled payment and the stored
+//!    answer of the Idempotency-Key, before the 202.
+
+// Helpers return the finished error response as their `Err`: built at most once per request,
+// so its size does not matter.
+#![allow(clippy::result_large_err)]
+
+use super::State;
+use crate::epoch::now_ms;
+use crate::notary::receipt::{self, ReceiptStatus};
+use crate::notary::schema::{self, FieldError, Schema};
+use crate::notary::{keys, x402};
+use crate::store::{
+    IdempotencyClaim, IdempotencyKey, IdempotentResponse, NewReceipt, Payment, PaymentNonce,
+    ReceiptRecord, StoreError,
+};
+use axum::body::Bytes;
+use axum::extract::{Path, State as AxState};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+/// Longest Idempotency-Key accepted.
+pub const IDEMPOTENCY_KEY_MAX: usize = 255;
+/// An Idempotency-Key claim older than this whose request never finished is taken over (its
+/// process died); longer than any settlement can take.
+const IDEMPOTENCY_STALE_MS: i64 = 10 * 60 * 1000;
+/// Attempts at storing a receipt whose payment has already settled.
+const STORE_ATTEMPTS: u32 = 5;
+
+/// The notary routes (mounted beside the randomness API, or on `--notary-addr`).
+pub fn routes() -> Router<State> {
+    Router::new()
+        .route("/v1/notarize", post(notarize))
+        .route("/v1/notarize/schemas", get(schemas))
+        .route("/v1/notarize/status", get(status))
+        .route("/v1/notarize/{receipt_id}", get(receipt))
+}
+
+fn error(status: StatusCode, body: Value) -> Response {
+    (status, Json(body)).into_response()
+}
+
+fn field_error(e: FieldError) -> Response {
+    error(
+        StatusCode::BAD_REQUEST,
+        json!({ "error": e.message, "field": e.field }),
+    )
+}
+
+fn unavailable(e: impl std::fmt::Display) -> Response {
+    tracing::warn!(detail = %e, "notary: database unavailable");
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        json!({ "error": "the database is unavailable; retry shortly" }),
+    )
+}
+
+fn store_error(e: StoreError) -> Response {
+    match e {
+        StoreError::Unavailable(m) => unavailable(m),
+        other => {
+            tracing::error!(error = %other, "notary: store error");
+            error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                json!({ "error": "internal error" }),
+            )
+        }
+    }
+}
+
+/// The notary's base URL as this request reached it (receipt URLs are absolute).
+fn base_url(headers: &HeaderMap) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| {
+            !h.is_empty()
+                && h.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+        });
+    let scheme = match headers
+        .get("x-forwarded-proto")
+        .and_then(|h| h.to_str().ok())
+    {
+        Some("https") => "https",
+        _ => "http",
+    };
+    host.map_or_else(String::new, |h| format!("{scheme}://{h}"))
+}
+
+pub async fn schemas() -> Json<Value> {
+    Json(json!({
+        "schemas": schema::ALL.iter().map(|s| s.describe()).collect::<Vec<_>>(),
+    }))
+}
+
+pub async fn status(AxState(state): AxState<State>) -> Response {
+    let counts = match state.store.notary_counts().await {
+        Ok(c) => c,
+        Err(e) => return store_error(e),
+    };
+    let anchor = state.anchor.status.snapshot();
+    let anchored = match state.store.anchor_counts().await {
+        Ok(c) => c.last_confirmed.map(|b| b.notary_to.saturating_sub(1)),
+        Err(e) => return store_error(e),
+    };
+    let notary = &state.notary;
+    let price = notary.x402.as_ref().map(|x| {
+        let c = &x.config;
+        json!({
+            "amount": c.amount.to_string(),
+            "decimals": c.decimals,
+            "display": c.display_price(),
+            "asset": c.asset.to_checksum(None),
+            "asset_name": c.asset_name,
+            "network": c.network,
+            "network_v1": c.network_v1,
+            "pay_to": c.pay_to.to_checksum(None),
+        })
+    });
+    Json(json!({
+        "service": "vrs notary",
+        "status": "operational",
+        "receipts": counts.receipts,
+        "pending": counts.pending,
+        "batch_interval_ms": notary.batch_every.as_millis() as u64,
+        "last_batch": counts.last_batch.as_ref().map(|b| json!({
+            "number": b.number,
+            "size": b.size,
+            "root": hex::encode(b.root),
+            "sealed_at": b.created_at_ms / 1000,
+        })),
+        "anchoring": {
+            "enabled": anchor.enabled,
+            "state": anchor.state,
+            "chain": state.anchor.chain_name,
+            "chain_id": state.anchor.chain_id,
+            "anchored_through_batch": anchored.filter(|n| *n > 0),
+        },
+        "price": price,
+        "payment_methods": notary.methods(),
+        "x402": notary.x402.as_ref().map(|x| json!({
+            "versions": [2, 1],
+            "scheme": "exact",
+            "settlement": x.settles_via(),
+            "headers": {
+                "v2": {"required": "PAYMENT-REQUIRED", "payment": "PAYMENT-SIGNATURE", "response": "PAYMENT-RESPONSE"},
+                "v1": {"payment": "X-PAYMENT", "response": "X-PAYMENT-RESPONSE"},
+            },
+        })),
+        "api_keys": {"header": "Authorization: Bearer <key>", "issued_by": "vrs keys create --name NAME"},
+    }))
+    .into_response()
+}
+
+pub async fn receipt(
+    AxState(state): AxState<State>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let not_found = || {
+        error(
+            StatusCode::NOT_FOUND,
+            json!({ "error": format!("receipt {id} not found"), "receipt_id": id }),
+        )
+    };
+    if !receipt::is_receipt_id(&id) {
+        return not_found();
+    }
+    let r = match state.store.receipt(&id).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return not_found(),
+        Err(e) => return store_error(e),
+    };
+    match receipt::full_json(state.store.as_ref(), &state.anchor, &r, &base_url(&headers)).await {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => match e.downcast::<StoreError>() {
+            Ok(se) => store_error(se),
+            Err(e) => {
+                tracing::error!(error = %format!("{e:#}"), "notary: receipt");
+                error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    json!({ "error": "internal error" }),
+                )
+            }
+        },
+    }
+}
+
+/// A valid notarization request.
+struct Request {
+    schema: Schema,
+    payload_hash: [u8; 32],
+    metadata: String,
+    /// SHA-256 of the body's canonical JSON (what an Idempotency-Key is bound to).
+    hash: [u8; 32],
+}
+
+async fn parse_request(state: &State, body: &[u8]) -> Result<Request, Response> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        field_error(FieldError::new(
+            "body",
+            format!("the body must be a JSON object: {e}"),
+        ))
+    })?;
+    let Value::Object(obj) = &value else {
+        return Err(field_error(FieldError::new(
+            "body",
+            format!(
+                "the body must be a JSON object, not {}",
+                schema::kind(&value)
+            ),
+        )));
+    };
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["schema", "payload_hash", "metadata"].contains(&k.as_str()))
+    {
+        return Err(error(
+            StatusCode::BAD_REQUEST,
+            json!({
+                "error": format!("unknown member {k:?}; the body has schema, payload_hash and metadata"),
+                "field": k,
+            }),
+        ));
+    }
+    let ids: Vec<&str> = schema::ALL.iter().map(|s| s.id()).collect();
+    let schema = match obj.get("schema") {
+        Some(Value::String(s)) => Schema::parse(s).ok_or_else(|| {
+            error(
+                StatusCode::BAD_REQUEST,
+                json!({
+                    "error": format!("unknown schema {s:?}; see GET /v1/notarize/schemas"),
+                    "field": "schema",
+                    "valid_schemas": ids,
+                }),
+            )
+        })?,
+        other => {
+            return Err(error(
+                StatusCode::BAD_REQUEST,
+                json!({
+                    "error": match other {
+                        None => "schema is required".to_owned(),
+                        Some(v) => format!("schema must be a string, not {}", schema::kind(v)),
+                    },
+                    "field": "schema",
+                    "valid_schemas": ids,
+                }),
+            ))
+        }
+    };
+    let payload_hash = match obj.get("payload_hash") {
+        Some(Value::String(s)) => schema::parse_payload_hash(s).map_err(field_error)?,
+        None => {
+            return Err(field_error(FieldError::new(
+                "payload_hash",
+                "payload_hash is required",
+            )))
+        }
+        Some(v) => {
+            return Err(field_error(FieldError::new(
+                "payload_hash",
+                format!("payload_hash must be a string, not {}", schema::kind(v)),
+            )))
+        }
+    };
+    let metadata = schema::canonical_metadata(obj.get("metadata")).map_err(field_error)?;
+    if schema == Schema::GameResult {
+        check_game_result(state, &payload_hash, obj.get("metadata")).await?;
+    }
+    let canonical = crate::notary::jcs::canonical(&value).unwrap_or_default();
+    Ok(Request {
+        schema,
+        payload_hash,
+        metadata,
+        hash: Sha256::digest(canonical.as_bytes()).into(),
+    })
+}
+
+/// `vrs-game-result`: the game exists, is resolved, and its result hash is the payload hash.
+async fn check_game_result(
+    state: &State,
+    payload_hash: &[u8; 32],
+    metadata: Option<&Value>,
+) -> Result<(), Response> {
+    let Some(game_id) = metadata
+        .and_then(|m| m.get("game_id"))
+        .and_then(Value::as_str)
+    else {
+        return Err(field_error(FieldError::new(
+            "metadata.game_id",
+            "schema vrs-game-result needs metadata.game_id, the id of a resolved game",
+        )));
+    };
+    let game = state.store.game(game_id).await.map_err(store_error)?;
+    let Some(game) = game else {
+        return Err(field_error(FieldError::new(
+            "metadata.game_id",
+            format!("game {game_id} not found"),
+        )));
+    };
+    let Some(resolution) = &game.resolution else {
+        return Err(field_error(FieldError::new(
+            "metadata.game_id",
+            format!("game {game_id} is not resolved yet; notarize it once it is"),
+        )));
+    };
+    let expected = crate::commit::result_hash(&game.new, resolution);
+    if &expected != payload_hash {
+        return Err(field_error(FieldError::new(
+            "payload_hash",
+            format!(
+                "payload_hash is not game {game_id}'s result hash ({})",
+                hex::encode(expected)
+            ),
+        )));
+    }
+    Ok(())
+}
+
+fn unauthorized(message: &str, error_code: &str) -> Response {
+    let mut res = error(StatusCode::UNAUTHORIZED, json!({ "error": message }));
+    if let Ok(v) = HeaderValue::from_str(&format!(
+        "Bearer realm=\"vrs-notary\", error=\"{error_code}\""
+    )) {
+        res.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    res
+}
+
+/// 402 with what to pay (or 401 where payments are not configured).
+fn payment_required(state: &State, headers: &HeaderMap, reason: &str) -> Response {
+    let Some(x) = &state.notary.x402 else {
+        return unauthorized(
+            &format!("{reason}; this service takes API keys only (Authorization: Bearer <key>)"),
+            "invalid_request",
+        );
+    };
+    let resource = format!("{}/v1/notarize", base_url(headers));
+    let (header_value, mut body) = x402::payment_required(&x.config, &resource, reason);
+    body["payment_methods"] = json!(state.notary.methods());
+    let mut res = error(StatusCode::PAYMENT_REQUIRED, body);
+    if let Ok(v) = HeaderValue::from_str(&header_value) {
+        res.headers_mut()
+            .insert(HeaderName::from_static(x402::HEADER_REQUIRED), v);
+    }
+    res
+}
+
+/// Who pays for a request, before settlement.
+enum Payer {
+    Key(crate::store::ApiKey),
+    X402(Box<x402::Presented>),
+}
+
+async fn identify(state: &State, headers: &HeaderMap) -> Result<Payer, Response> {
+    if let Some(auth) = headers.get(header::AUTHORIZATION) {
+        let text = auth.to_str().unwrap_or_default().trim();
+        let key = match text.split_once(' ') {
+            Some((scheme, key)) if scheme.eq_ignore_ascii_case("bearer") => key.trim(),
+            _ => {
+                return Err(unauthorized(
+                    "the Authorization header must be \"Bearer <API key>\"",
+                    "invalid_request",
+                ))
+            }
+        };
+        return match keys::authenticate(state.store.as_ref(), key).await {
+            Ok(Ok(k)) => Ok(Payer::Key(k)),
+            Ok(Err(keys::KeyRefused::Revoked)) => Err(unauthorized(
+                "this API key has been revoked",
+                "invalid_token",
+            )),
+            Ok(Err(keys::KeyRefused::Unknown)) => {
+                Err(unauthorized("unknown API key", "invalid_token"))
+            }
+            Err(e) => Err(store_error(e)),
+        };
+    }
+    let v2 = headers
+        .get(x402::HEADER_SIGNATURE)
+        .map(|v| v.to_str().unwrap_or_default());
+    let v1 = headers
+        .get(x402::HEADER_V1_PAYMENT)
+        .map(|v| v.to_str().unwrap_or_default());
+    if v2.is_none() && v1.is_none() {
+        return Err(payment_required(
+            state,
+            headers,
+            "payment required: send an API key (Authorization: Bearer <key>) or an x402 payment \
+             (PAYMENT-SIGNATURE, or X-PAYMENT for x402 v1)",
+        ));
+    }
+    let Some(x) = &state.notary.x402 else {
+        return Err(payment_required(
+            state,
+            headers,
+            "x402 payments are not accepted here",
+        ));
+    };
+    match x402::decode(&x.config, v2, v1) {
+        Ok(Some(p)) => Ok(Payer::X402(Box::new(p))),
+        Ok(None) => Err(payment_required(state, headers, "payment required")),
+        Err(r) => Err(payment_required(state, headers, &r.0)),
+    }
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Response> {
+    let Some(v) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let bad = |why: &str| {
+        field_error(FieldError::new(
+            "Idempotency-Key",
+            format!(
+                "Idempotency-Key {why}; use 1 to {IDEMPOTENCY_KEY_MAX} printable ASCII characters"
+            ),
+        ))
+    };
+    let text = v.to_str().map_err(|_| bad("is not ASCII"))?;
+    if text.is_empty() {
+        return Err(bad("is empty"));
+    }
+    if text.len() > IDEMPOTENCY_KEY_MAX {
+        return Err(bad(&format!("is {} characters long", text.len())));
+    }
+    if !text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Err(bad("holds a control character"));
+    }
+    Ok(Some(text.to_owned()))
+}
+
+/// The stored answer of an Idempotency-Key, replayed as it was.
+fn replay(stored: &IdempotentResponse) -> Response {
+    let saved: Value = serde_json::from_str(&stored.response).unwrap_or(Value::Null);
+    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::ACCEPTED);
+    let mut res = error(status, saved.get("body").cloned().unwrap_or(Value::Null));
+    if let Some(Value::Object(h)) = saved.get("headers") {
+        for (name, value) in h {
+            if let (Ok(n), Some(Ok(v))) = (
+                HeaderName::try_from(name.as_str()),
+                value.as_str().map(HeaderValue::from_str),
+            ) {
+                res.headers_mut().insert(n, v);
+            }
+        }
+    }
+    res.headers_mut().insert(
+        HeaderName::from_static("idempotent-replayed"),
+        HeaderValue::from_static("true"),
+    );
+    res
+}
+
+pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: Bytes) -> Response {
+    let request = match parse_request(&state, &body).await {
+        Ok(r) => r,
+        Err(res) => return res,
+    };
+    let payer = match identify(&state, &headers).await {
+        Ok(p) => p,
+        Err(res) => return res,
+    };
+    let idempotency = match idempotency_key(&headers) {
+        Ok(k) => k.map(|key| IdempotencyKey {
+            scope: match &payer {
+                Payer::Key(k) => format!("key:{}", k.id),
+                Payer::X402(p) => format!("payer:{:#x}", p.payer()),
+            },
+            key,
+            request_hash: request.hash,
+        }),
+        Err(res) => return res,
+    };
+    if let Some(k) = &idempotency {
+        match state
+            .store
+            .claim_idempotency_key(k, now_ms(), IDEMPOTENCY_STALE_MS)
+            .await
+        {
+            Ok(IdempotencyClaim::Started) => {}
+            Ok(IdempotencyClaim::Replay(stored)) => return replay(&stored),
+            Ok(IdempotencyClaim::Mismatch) => {
+                return error(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    json!({
+                        "error": "this Idempotency-Key was used with a different request body; \
+                                  use a new key for a new request",
+                        "field": "Idempotency-Key",
+                    }),
+                )
+            }
+            Ok(IdempotencyClaim::InFlight) => {
+                return error(
+                    StatusCode::CONFLICT,
+                    json!({
+                        "error": "a request with this Idempotency-Key is still being processed; \
+                                  retry shortly to get its answer",
+                        "field": "Idempotency-Key",
+                    }),
+                )
+            }
+            Err(e) => return store_error(e),
+        }
+    }
+    let res = execute(&state, &headers, request, payer, idempotency.clone()).await;
+    if let (Err(_), Some(k)) = (&res, &idempotency) {
+        // The request did not happen: the key may be used again.
+        if let Err(e) = state.store.release_idempotency_key(&k.scope, &k.key).await {
+            tracing::warn!(error = %e, "notary: releasing an Idempotency-Key failed");
+        }
+    }
+    match res {
+        Ok(r) | Err(r) => r,
+    }
+}
+
+/// Pays (x402), stores the receipt and answers 202. `Err`: nothing was stored.
+async fn execute(
+    state: &State,
+    headers: &HeaderMap,
+    request: Request,
+    payer: Payer,
+    idempotency: Option<IdempotencyKey>,
+) -> Result<Response, Response> {
+    let mut response_headers: Vec<(&'static str, String)> = Vec::new();
+    let payment = match payer {
+        Payer::Key(k) => Payment::ApiKey(k.id),
+        Payer::X402(p) => {
+            let x = state
+                .notary
+                .x402
+                .as_ref()
+                .ok_or_else(|| payment_required(state, headers, "x402 is not configured"))?;
+            x402::check_requirements(&x.config, &p, (now_ms() / 1000) as u64)
+                .map_err(|r| payment_required(state, headers, &r.0))?;
+            let nonce = PaymentNonce {
+                asset: format!("{:#x}", x.config.asset),
+                payer: format!("{:#x}", p.payer()),
+                nonce: format!("{:#x}", p.authorization.nonce),
+            };
+            match state.store.reserve_payment_nonce(&nonce, now_ms()).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(payment_required(
+                        state,
+                        headers,
+                        "this payment authorization (its nonce) was already used; sign a new \
+                         one, or repeat the first request's Idempotency-Key to get its receipt",
+                    ))
+                }
+                Err(e) => return Err(store_error(e)),
+            }
+            let settled = match x.settle(&p).await {
+                Ok(s) => s,
+                Err(r) => {
+                    tracing::warn!(payer = %nonce.payer, reason = %r.0, "x402 settlement failed");
+                    if let Err(e) = state.store.fail_payment_nonce(&nonce, &r.0).await {
+                        tracing::warn!(error = %e, "notary: recording a failed settlement");
+                    }
+                    let mut res = payment_required(state, headers, &r.0);
+                    let (name, value) = x402::payment_failure(&x.config, &p, &r.0);
+                    if let Ok(v) = HeaderValue::from_str(&value) {
+                        res.headers_mut().insert(HeaderName::from_static(name), v);
+                    }
+                    return Err(res);
+                }
+            };
+            response_headers.push(x402::payment_response(&x.config, &p, &settled));
+            Payment::X402 {
+                asset: nonce.asset,
+                payer: nonce.payer,
+                nonce: nonce.nonce,
+                tx_hash: Some(settled.transaction),
+            }
+        }
+    };
+    let receipt_id = receipt::new_receipt_id();
+    let submitted_at_ms = now_ms();
+    let schema_id = request.schema.id();
+    let payload_hash = request.schema.canonical_hash(&request.payload_hash);
+    let leaf = receipt::leaf(
+        &receipt_id,
+        schema_id,
+        &request.payload_hash,
+        &request.metadata,
+        submitted_at_ms,
+    );
+    let new = NewReceipt {
+        receipt_id: receipt_id.clone(),
+        schema: schema_id.to_owned(),
+        payload_hash,
+        metadata: request.metadata,
+        leaf_hash: vrs_engine::merkle::leaf_hash(&leaf),
+        submitted_at_ms,
+        payment,
+    };
+    let record = ReceiptRecord {
+        receipt_id: new.receipt_id.clone(),
+        schema: new.schema.clone(),
+        payload_hash: new.payload_hash.clone(),
+        metadata: new.metadata.clone(),
+        leaf_hash: new.leaf_hash,
+        submitted_at_ms,
+        payment_method: new.payment.method().to_owned(),
+        payer: match &new.payment {
+            Payment::ApiKey(id) => id.clone(),
+            Payment::X402 { payer, .. } => payer.clone(),
+        },
+        payment_tx: match &new.payment {
+            Payment::ApiKey(_) => None,
+            Payment::X402 { tx_hash, .. } => tx_hash.clone(),
+        },
+        sealed: None,
+    };
+    let mut body = receipt::base_json(&record, ReceiptStatus::Pending, &base_url(headers));
+    body["message"] = json!(format!(
+        "Receipt accepted and stored. It is sealed into a Merkle batch within about {} ms, then \
+         anchored on chain with the next anchor batch; poll receipt_url.",
+        state.notary.batch_every.as_millis()
+    ));
+    let stored = IdempotentResponse {
+        status: StatusCode::ACCEPTED.as_u16(),
+        response: json!({
+            "body": body,
+            "headers": response_headers
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), json!(v)))
+                .collect::<serde_json::Map<String, Value>>(),
+        })
+        .to_string(),
+    };
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let with_key = idempotency.clone().map(|k| (k, stored.clone()));
+        match state.store.insert_receipt(new.clone(), with_key).await {
+            Ok(()) => break,
+            // A paid receipt must not be lost to a brief database outage.
+            Err(StoreError::Unavailable(m))
+                if new.payment.method() == "x402" && attempt < STORE_ATTEMPTS =>
+            {
+                tracing::warn!(detail = %m, attempt, "notary: storing a paid receipt failed; retrying");
+                tokio::time::sleep(std::time::Duration::from_millis(200 << attempt)).await;
+            }
+            Err(e) => {
+                if let Payment::X402 { payer, tx_hash, .. } = &new.payment {
+                    tracing::error!(%payer, tx = ?tx_hash, receipt = %receipt_id, error = %e,
+                        "notary: a settled payment's receipt could not be stored; refund or store it by hand");
+                }
+                return Err(store_error(e));
+            }
+        }
+    }
+    let mut res = error(StatusCode::ACCEPTED, body);
+    for (name, value) in response_headers {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            res.headers_mut().insert(HeaderName::from_static(name), v);
+        }
+    }
+    Ok(res)
+}
