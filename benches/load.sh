@@ -5,6 +5,10 @@
 #   sqlite  the embedded store, in a new temporary directory
 #   pg1     PostgreSQL, one replica, in a new schema
 #   pg3     PostgreSQL, three replicas sharing one new schema; load spread over the three
+#   sqlite-notary, pg1-notary
+#           notarizations (POST /v1/notarize with an API key made by `vrs keys create`), then
+#           SEAL_SAMPLES receipts timed from their 202 to status "sealed" (--notary-batch-ms
+#           default, 1000)
 #   sqlite-instant, pg1-instant
 #           instant (pool-served) bets, answered 200 already resolved: the pool is filled
 #           first (INSTANT_FILL entries at T_pool = POOL_T), then the store is served without
@@ -20,7 +24,8 @@
 #   DURATION=10            measured seconds per scenario (also pgbench's -T, rounded)
 #   WARMUP=2               seconds of load before measuring
 #   CONNECTIONS=64         vrs-loadgen connections
-#   SCENARIOS="sqlite pg1 pg3 sqlite-instant pg1-instant"
+#   SCENARIOS="sqlite pg1 pg3 sqlite-instant pg1-instant sqlite-notary pg1-notary"
+#   SEAL_SAMPLES=20        receipts timed from 202 to sealed after each notary scenario
 #   INSTANT_FILL=160000 POOL_T=64   pool prepared for the instant scenarios
 #   BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test
 #                          (needs psql and pgbench; each scenario gets its own schema, dropped
@@ -34,7 +39,8 @@ cd "$(dirname "$0")/.."
 DURATION="${DURATION:-10}"
 WARMUP="${WARMUP:-2}"
 CONNECTIONS="${CONNECTIONS:-64}"
-SCENARIOS="${SCENARIOS:-sqlite pg1 pg3 sqlite-instant pg1-instant}"
+SCENARIOS="${SCENARIOS:-sqlite pg1 pg3 sqlite-instant pg1-instant sqlite-notary pg1-notary}"
+SEAL_SAMPLES="${SEAL_SAMPLES:-20}"
 DB_URL="${BENCH_DATABASE_URL:-${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}}"
 READY_TIMEOUT="${READY_TIMEOUT:-120}"
 TARGET_DIR="${CARGO_TARGET_DIR:-target}"
@@ -233,6 +239,40 @@ INSTANT_ARGS=(--accept-status 200
 
 # Runs pgbench with $1 clients and $2 threads; sets TPS (the figure without initial
 # connection time where pgbench prints both).
+NOTARY_BODY='{"schema":"sha256","payload_hash":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","metadata":{"load":1}}'
+# Makes an API key on the store given by the flags ("--data-dir D" or "--database-url U") and
+# points the load at the notary with it.
+notary_key() {
+    local key
+    key="$(env -u DATABASE_URL "$VRS" keys create --name load "$@" 2>/dev/null)" ||
+        die "vrs keys create failed"
+    NOTARY_KEY="$key"
+    LOAD_ARGS=(--path /v1/notarize --body "$NOTARY_BODY" --header "Authorization: Bearer $key")
+}
+# Times SEAL_SAMPLES receipts from their 202 to status "sealed" (polled every 10 ms); records
+# the mean and the largest in SEAL_<scenario>.
+seal_latency() {
+    local name=$1 i id t0 t1 status total=0 worst=0 ms
+    for ((i = 0; i < SEAL_SAMPLES; i++)); do
+        id="$(curl -fsS -X POST -H "Authorization: Bearer $NOTARY_KEY" \
+            -H 'Content-Type: application/json' --data "$NOTARY_BODY" "$SERVER_URL/v1/notarize" |
+            sed -n 's/.*"receipt_id":"\([0-9a-f]*\)".*/\1/p')"
+        t0="$(date +%s%N)"
+        [[ -n $id ]] || die "$name: a notarization was refused"
+        while :; do
+            status="$(curl -fsS "$SERVER_URL/v1/notarize/$id" | sed -n 's/.*"status":"\([a-z]*\)".*/\1/p' | head -n 1)"
+            [[ $status == pending ]] || break
+            sleep 0.01
+        done
+        t1="$(date +%s%N)"
+        ms=$(((t1 - t0) / 1000000))
+        total=$((total + ms))
+        ((ms > worst)) && worst=$ms
+    done
+    SEAL["$name"]="mean $((total / SEAL_SAMPLES)) ms, max $worst ms over $SEAL_SAMPLES receipts"
+}
+declare -A SEAL=()
+
 pgbench_tps() {
     local clients=$1 threads=$2 out="$WORK/pgbench-c$1.log" tps
     log "pgbench: single-row INSERT, $clients client(s), ${PGBENCH_SECS} s"
@@ -294,6 +334,8 @@ declare -A LABEL=(
     [pg3]="PostgreSQL, 3 replicas"
     [sqlite-instant]="instant (pool-served), embedded store"
     [pg1-instant]="instant (pool-served), PostgreSQL, 1 replica"
+    [sqlite-notary]="notarizations (API key), embedded store"
+    [pg1-notary]="notarizations (API key), PostgreSQL, 1 replica"
 )
 for s in $SCENARIOS; do
     case $s in
@@ -346,18 +388,38 @@ for s in $SCENARIOS; do
         stop_servers
         end_schema "$SCHEMA"
         ;;
-    *) die "unknown scenario $s (known: sqlite pg1 pg3 sqlite-instant pg1-instant)" ;;
+    sqlite-notary)
+        data_dir="$(mktemp -d "$WORK/sqlite-data.XXXXXX")"
+        start_server sqlite-notary --data-dir "$data_dir"
+        notary_key --data-dir "$data_dir"
+        load sqlite-notary "$SERVER_URL"
+        LOAD_ARGS=()
+        seal_latency sqlite-notary
+        stop_servers
+        rm -rf "$data_dir"
+        ;;
+    pg1-notary)
+        new_schema pg1n
+        start_server pg1-notary --database-url "$(url_with_schema "$SCHEMA")"
+        notary_key --database-url "$(url_with_schema "$SCHEMA")"
+        load pg1-notary "$SERVER_URL"
+        LOAD_ARGS=()
+        seal_latency pg1-notary
+        stop_servers
+        end_schema "$SCHEMA"
+        ;;
+    *) die "unknown scenario $s (known: sqlite pg1 pg3 sqlite-instant pg1-instant sqlite-notary pg1-notary)" ;;
     esac
 done
 
 # --- report --------------------------------------------------------------------------------------
 cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)"
 echo
-echo "vrs durable bets, $(date -u +%Y-%m-%d), $(git describe --always --dirty 2>/dev/null || echo "?"):" \
+echo "vrs durable writes, $(date -u +%Y-%m-%d), $(git describe --always --dirty 2>/dev/null || echo "?"):" \
     "${cpu:-unknown CPU}, $(nproc 2>/dev/null || echo '?') cores;" \
     "$CONNECTIONS connections, ${DURATION} s after ${WARMUP} s warm-up"
 echo
-echo "| scenario | accepted bets/s | p50 (ms) | p99 (ms) | ratio to pgbench (64 clients) tps |"
+echo "| scenario | accepted (202) per s | p50 (ms) | p99 (ms) | ratio to pgbench (64 clients) tps |"
 echo "|---|---:|---:|---:|---:|"
 for s in ${RESULTS[@]+"${RESULTS[@]}"}; do
     f="$WORK/$s.json"
@@ -379,6 +441,9 @@ if [[ -n $TPS64 ]]; then
 else
     echo "pgbench: not run (no PostgreSQL)"
 fi
+for s in "${!SEAL[@]}"; do
+    echo "202 to sealed, ${LABEL[$s]}: ${SEAL[$s]}"
+done
 for n in ${NOTES[@]+"${NOTES[@]}"}; do
     echo
     echo "note: $n"

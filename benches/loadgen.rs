@@ -72,6 +72,26 @@ struct Args {
     /// (pool-served) bets, which answer already resolved.
     #[arg(long, value_name = "STATUS", default_value_t = 202)]
     accept_status: u16,
+    /// Extra request header, "Name: value" (repeatable), e.g. "Authorization: Bearer KEY"
+    /// for the notary.
+    #[arg(long = "header", short = 'H', value_name = "HEADER", value_parser = parse_header)]
+    headers: Vec<String>,
+}
+
+fn parse_header(s: &str) -> Result<String, String> {
+    match s.split_once(':') {
+        Some((name, value))
+            if !name.trim().is_empty()
+                && name
+                    .trim()
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && !value.contains(['\r', '\n']) =>
+        {
+            Ok(format!("{}: {}", name.trim(), value.trim()))
+        }
+        _ => Err(format!("expected \"Name: value\", got {s:?}")),
+    }
 }
 
 fn positive_secs(s: &str) -> Result<f64, String> {
@@ -100,7 +120,7 @@ struct Target {
 }
 
 impl Target {
-    fn new(url: &str, path: &str, body: &str) -> anyhow::Result<Self> {
+    fn new(url: &str, path: &str, body: &str, headers: &[String]) -> anyhow::Result<Self> {
         let rest = match url.get(..7) {
             Some(scheme) if scheme.eq_ignore_ascii_case("http://") => &url[7..],
             _ => bail!("only http:// URLs are supported"),
@@ -130,9 +150,10 @@ impl Target {
         } else {
             format!("{}/{path}", base.trim_end_matches('/'))
         };
+        let extra: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
         let request = format!(
             "POST {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: vrs-loadgen\r\n\
-             Accept: application/json\r\nContent-Type: application/json\r\n\
+             Accept: application/json\r\nContent-Type: application/json\r\n{extra}\
              Content-Length: {}\r\n\r\n{body}",
             body.len()
         )
@@ -515,7 +536,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         .urls
         .iter()
         .map(|u| {
-            Target::new(u, &args.path, &args.body)
+            Target::new(u, &args.path, &args.body, &args.headers)
                 .map(Arc::new)
                 .with_context(|| format!("--url {u}"))
         })
@@ -605,19 +626,19 @@ mod tests {
 
     #[test]
     fn urls_parse() {
-        let t = Target::new("http://127.0.0.1:8080", "/a", "{}").unwrap();
+        let t = Target::new("http://127.0.0.1:8080", "/a", "{}", &[]).unwrap();
         assert_eq!(t.connect_to, "127.0.0.1:8080");
         assert_eq!(t.url, "http://127.0.0.1:8080/a");
-        let t = Target::new("http://localhost/base/", "/a", "{}").unwrap();
+        let t = Target::new("http://localhost/base/", "/a", "{}", &[]).unwrap();
         assert_eq!(t.connect_to, "localhost:80");
         assert_eq!(t.url, "http://localhost/base/a");
-        let t = Target::new("http://[::1]:9000/", "/a", "xy").unwrap();
+        let t = Target::new("http://[::1]:9000/", "/a", "xy", &[]).unwrap();
         assert_eq!(t.connect_to, "[::1]:9000");
         let req = String::from_utf8(t.request).unwrap();
         assert!(req.starts_with("POST /a HTTP/1.1\r\nHost: [::1]:9000\r\n"));
         assert!(req.ends_with("Content-Length: 2\r\n\r\nxy"));
-        assert!(Target::new("https://x", "/a", "").is_err());
-        assert!(Target::new("http://", "/a", "").is_err());
+        assert!(Target::new("https://x", "/a", "", &[]).is_err());
+        assert!(Target::new("http://", "/a", "", &[]).is_err());
     }
 
     #[test]
@@ -652,7 +673,7 @@ mod tests {
                 }
             }
         });
-        let target = Target::new(&format!("http://{addr}"), "/x", "{}").unwrap();
+        let target = Target::new(&format!("http://{addr}"), "/x", "{}", &[]).unwrap();
         let mut slot = None;
         let mut stats = ConnStats::default();
         let mut statuses = Vec::new();

@@ -196,7 +196,8 @@ impl Chain {
         self.broadcast(&signed.raw).await?;
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            if let Some(inc) = self.inclusion(signed.hash).await? {
+            // Sent: a failed poll is retried until the deadline, never taken as a failure.
+            if let Ok(Some(inc)) = self.inclusion(signed.hash).await {
                 return Ok((signed.hash, inc));
             }
             if tokio::time::Instant::now() >= deadline {

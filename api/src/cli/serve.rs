@@ -140,17 +140,20 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         None => None,
     };
     let x402 = match config.x402(chain.as_ref().map(Chain::address))? {
-        Some(x) => {
-            let on_chain = x.facilitator_url.is_none() && chain.is_some();
-            if on_chain && x.chain_id != anchor_config.chain_id {
-                bail!(
-                    "--x402-network {} settles on chain {}, but the anchor RPC is chain {}; use \
-                     --x402-facilitator-url or matching chains",
-                    x.network,
-                    x.chain_id,
-                    anchor_config.chain_id
-                );
+        Some(x) if x.facilitator_url.is_none() && x.chain_id != anchor_config.chain_id => {
+            let why = format!(
+                "x402 payments on {} would settle on chain {}, but the anchor RPC is chain {}",
+                x.network, x.chain_id, anchor_config.chain_id
+            );
+            // Asked for explicitly: refuse to start. Implied by an anchor key alone: leave
+            // payments off rather than stop a service that anchors on another chain.
+            if config.x402_pay_to.is_some() {
+                bail!("{why}; use --x402-facilitator-url or a matching --x402-network");
             }
+            println!("vrs: notary takes API keys only ({why}; set --x402-network to match)");
+            None
+        }
+        Some(x) => {
             let x = X402::new(x, chain.clone(), anchor_config.max_fee)?;
             println!(
                 "vrs: notary takes API keys and x402 payments of {} units of {:#x} on {} to {:#x} \

@@ -518,15 +518,29 @@ pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: 
             Err(e) => return store_error(e),
         }
     }
-    let res = execute(&state, &headers, request, payer, idempotency.clone()).await;
-    if let (Err(_), Some(k)) = (&res, &idempotency) {
-        // The request did not happen: the key may be used again.
-        if let Err(e) = state.store.release_idempotency_key(&k.scope, &k.key).await {
-            tracing::warn!(error = %e, "notary: releasing an Idempotency-Key failed");
+    // Its own task: a client that hangs up must not cancel a payment half way (settled but
+    // not stored) or leave its Idempotency-Key claimed.
+    let task = tokio::spawn(async move {
+        let res = execute(&state, &headers, request, payer, idempotency.clone()).await;
+        if let (Err(_), Some(k)) = (&res, &idempotency) {
+            // The request did not happen: the key may be used again.
+            if let Err(e) = state.store.release_idempotency_key(&k.scope, &k.key).await {
+                tracing::warn!(error = %e, "notary: releasing an Idempotency-Key failed");
+            }
         }
-    }
-    match res {
-        Ok(r) | Err(r) => r,
+        match res {
+            Ok(r) | Err(r) => r,
+        }
+    });
+    match task.await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(error = %e, "notary: the notarization task failed");
+            error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                json!({ "error": "internal error" }),
+            )
+        }
     }
 }
 
@@ -566,7 +580,8 @@ async fn execute(
                 }
                 Err(e) => return Err(store_error(e)),
             }
-            let settled = match x.settle(&p).await {
+            let resource = format!("{}/v1/notarize", base_url(headers));
+            let settled = match x.settle(&p, &resource).await {
                 Ok(s) => s,
                 Err(r) => {
                     tracing::warn!(payer = %nonce.payer, reason = %r.0, "x402 settlement failed");

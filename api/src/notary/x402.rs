@@ -405,6 +405,14 @@ pub fn check_requirements(config: &X402Config, p: &Presented, now_s: u64) -> Res
             a.valid_after
         )));
     }
+    // The v2 client signs validBefore = now + maxTimeoutSeconds (v1: the same from its own
+    // clock); a minute of clock skew is allowed, an authorization valid for longer is not.
+    if a.valid_before > now + U256::from(config.max_timeout_s + 60) {
+        return Err(Refusal::new(format!(
+            "the authorization is valid until {}, longer than maxTimeoutSeconds ({}) from now",
+            a.valid_before, config.max_timeout_s
+        )));
+    }
     if a.valid_before < now + U256::from(MIN_VALIDITY_LEFT_S) {
         return Err(Refusal::new(format!(
             "the authorization expired or expires too soon to settle (validBefore {}, now {now_s})",
@@ -511,9 +519,11 @@ impl X402 {
 
     /// Settles a checked payment. Any failure is a refusal: nothing was charged that the
     /// caller can see as a receipt, and the nonce stays used.
-    pub async fn settle(&self, p: &Presented) -> Result<Settled, Refusal> {
+    pub async fn settle(&self, p: &Presented, resource: &str) -> Result<Settled, Refusal> {
         match &self.settler {
-            Settler::Facilitator { url, client } => self.settle_facilitator(url, client, p).await,
+            Settler::Facilitator { url, client } => {
+                self.settle_facilitator(url, client, p, resource).await
+            }
             Settler::Chain { chain, max_fee } => self.settle_on_chain(chain, *max_fee, p).await,
         }
     }
@@ -523,15 +533,11 @@ impl X402 {
         url: &str,
         client: &reqwest::Client,
         p: &Presented,
+        resource: &str,
     ) -> Result<Settled, Refusal> {
         let requirements = match p.version {
             2 => self.config.requirements_v2(),
-            _ => self.config.requirements_v1(
-                p.payload
-                    .get("resource")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default(),
-            ),
+            _ => self.config.requirements_v1(resource),
         };
         let body = json!({
             "x402Version": p.version,
@@ -603,7 +609,7 @@ impl X402 {
             r: sig.r().into(),
             s: sig.s().into(),
         };
-        let (hash, inclusion) = chain
+        let sent = chain
             .transact(
                 self.config.chain_id,
                 self.config.asset,
@@ -611,8 +617,23 @@ impl X402 {
                 max_fee,
                 SETTLE_WAIT,
             )
-            .await
-            .map_err(|e| Refusal::new(format!("settling on chain failed: {e:#}")))?;
+            .await;
+        let (hash, inclusion) = match sent {
+            Ok(done) => done,
+            Err(e) => {
+                // The transfer may have happened all the same (an answer lost after the
+                // broadcast): the token itself says whether the authorization was used.
+                if self.authorization_used(chain, p).await == Some(true) {
+                    tracing::warn!(error = %format!("{e:#}"), payer = %p.payer(),
+                        "x402: settlement reported an error but the authorization is used; counted as paid");
+                    return Ok(Settled {
+                        transaction: String::new(),
+                        payer: p.payer(),
+                    });
+                }
+                return Err(Refusal::new(format!("settling on chain failed: {e:#}")));
+            }
+        };
         let tx = format!("0x{}", hex::encode(hash));
         if !inclusion.succeeded {
             return Err(Refusal::new(format!(
@@ -624,6 +645,21 @@ impl X402 {
             transaction: tx,
             payer: p.payer(),
         })
+    }
+}
+
+impl X402 {
+    /// `authorizationState(from, nonce)` on the asset; `None` if the node does not answer.
+    async fn authorization_used(&self, chain: &Chain, p: &Presented) -> Option<bool> {
+        let call = abi::authorizationStateCall {
+            authorizer: p.authorization.from,
+            nonce: p.authorization.nonce,
+        };
+        let out = chain
+            .call(self.config.asset, &call.abi_encode())
+            .await
+            .ok()?;
+        Some(out.last().is_some_and(|b| *b == 1))
     }
 }
 
@@ -698,9 +734,11 @@ mod tests {
             let p = decode(&c, v2, v1).unwrap().unwrap();
             assert_eq!(p.payer(), key.address());
             check_requirements(&c, &p, now).unwrap();
-            // Expired, or not valid yet.
+            // Expired, not valid yet, or valid for longer than maxTimeoutSeconds.
             assert!(check_requirements(&c, &p, now + 300).is_err());
             assert!(check_requirements(&c, &p, now - 700).is_err());
+            let err = check_requirements(&c, &p, now - 500).unwrap_err();
+            assert!(err.0.contains("maxTimeoutSeconds"), "{}", err.0);
         }
     }
 
