@@ -625,24 +625,7 @@ async fn execute(
         submitted_at_ms,
         payment,
     };
-    let record = ReceiptRecord {
-        receipt_id: new.receipt_id.clone(),
-        schema: new.schema.clone(),
-        payload_hash: new.payload_hash.clone(),
-        metadata: new.metadata.clone(),
-        leaf_hash: new.leaf_hash,
-        submitted_at_ms,
-        payment_method: new.payment.method().to_owned(),
-        payer: match &new.payment {
-            Payment::ApiKey(id) => id.clone(),
-            Payment::X402 { payer, .. } => payer.clone(),
-        },
-        payment_tx: match &new.payment {
-            Payment::ApiKey(_) => None,
-            Payment::X402 { tx_hash, .. } => tx_hash.clone(),
-        },
-        sealed: None,
-    };
+    let record = ReceiptRecord::accepted(&new);
     let mut body = receipt::base_json(&record, ReceiptStatus::Pending, &base_url(headers));
     body["message"] = json!(format!(
         "Receipt accepted and stored. It is sealed into a Merkle batch within about {} ms, then \

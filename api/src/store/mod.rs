@@ -368,6 +368,28 @@ pub struct ReceiptRecord {
     pub sealed: Option<(u64, u64)>,
 }
 
+impl ReceiptRecord {
+    /// A receipt as stored on acceptance, before any batch.
+    pub fn accepted(r: &NewReceipt) -> Self {
+        let (payer, payment_tx) = match &r.payment {
+            Payment::ApiKey(id) => (id.clone(), None),
+            Payment::X402 { payer, tx_hash, .. } => (payer.clone(), tx_hash.clone()),
+        };
+        Self {
+            receipt_id: r.receipt_id.clone(),
+            schema: r.schema.clone(),
+            payload_hash: r.payload_hash.clone(),
+            metadata: r.metadata.clone(),
+            leaf_hash: r.leaf_hash,
+            submitted_at_ms: r.submitted_at_ms,
+            payment_method: r.payment.method().to_owned(),
+            payer,
+            payment_tx,
+            sealed: None,
+        }
+    }
+}
+
 /// A sealed batch of receipts: an RFC 6962 root over their leaf hashes in acceptance order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotaryBatch {
