@@ -152,6 +152,12 @@ pub struct ServeConfig {
     /// chain by calling transferWithAuthorization through the anchor RPC and key.
     #[arg(long, env = "VRS_X402_FACILITATOR_URL")]
     pub x402_facilitator_url: Option<String>,
+    /// Seconds after which a payment still settling is taken to be abandoned (its process
+    /// died) and the leader finishes it: settles it, or finds it settled on chain, and stores
+    /// its receipt. Longer than any settlement takes.
+    #[arg(long, env = "VRS_X402_RECOVER_AFTER", default_value_t = 300,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub x402_recover_after: u64,
 }
 
 fn parse_amount(s: &str) -> Result<Amount, String> {

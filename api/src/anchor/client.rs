@@ -82,6 +82,19 @@ impl std::fmt::Debug for Chain {
 
 /// Parses a private key given as 64 hex digits (with or without 0x). The error never repeats
 /// the input.
+/// A transaction that may have reached the network although sending it failed: its fate is
+/// decided by the chain, not by the error.
+#[derive(Debug)]
+pub struct MaybeSent(pub String);
+
+impl std::fmt::Display for MaybeSent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for MaybeSent {}
+
 pub fn parse_key(text: &str) -> anyhow::Result<PrivateKeySigner> {
     let t = text.trim();
     let t = t.strip_prefix("0x").unwrap_or(t);
@@ -175,7 +188,8 @@ impl Chain {
 
     /// Sends one contract call from the account and waits until it is mined (or `wait`
     /// passes). A call the node expects to revert is refused before anything is signed.
-    /// Returns the transaction hash and its inclusion.
+    /// Returns the transaction hash and its inclusion. An error from the broadcast on (the
+    /// transaction may be mined all the same) carries [`MaybeSent`].
     pub async fn transact(
         &self,
         chain_id: u64,
@@ -193,7 +207,10 @@ impl Chain {
         // Headroom over the estimate: state may move between estimate and inclusion.
         let gas = gas.saturating_add(gas / 5);
         let signed = self.sign(chain_id, to, data, nonce, gas, fees).await?;
-        self.broadcast(&signed.raw).await?;
+        let tx = format!("0x{}", hex::encode(signed.hash));
+        self.broadcast(&signed.raw)
+            .await
+            .map_err(|e| anyhow::Error::new(MaybeSent(format!("broadcasting {tx}: {e:#}"))))?;
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             // Sent: a failed poll is retried until the deadline, never taken as a failure.
@@ -201,11 +218,10 @@ impl Chain {
                 return Ok((signed.hash, inc));
             }
             if tokio::time::Instant::now() >= deadline {
-                anyhow::bail!(
-                    "transaction 0x{} was not mined within {}s",
-                    hex::encode(signed.hash),
+                return Err(anyhow::Error::new(MaybeSent(format!(
+                    "transaction {tx} was not mined within {}s",
                     wait.as_secs()
-                );
+                ))));
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }

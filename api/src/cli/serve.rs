@@ -154,7 +154,12 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             None
         }
         Some(x) => {
-            let x = X402::new(x, chain.clone(), anchor_config.max_fee)?;
+            let x = X402::new(
+                x,
+                chain.clone(),
+                anchor_config.chain_id,
+                anchor_config.max_fee,
+            )?;
             println!(
                 "vrs: notary takes API keys and x402 payments of {} units of {:#x} on {} to {:#x} \
                  (settled via {})",
@@ -174,8 +179,9 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let notary = Arc::new(Notary {
         batch_every: Duration::from_millis(config.notary_batch_ms),
         x402,
+        recover_after: Duration::from_secs(config.x402_recover_after),
     });
-    let sealer = Sealer::new(Arc::clone(&store), notary.batch_every);
+    let sealer = Sealer::new(Arc::clone(&store), Arc::clone(&notary));
     let anchorer = Anchorer::new(
         Arc::clone(&store),
         anchor_config.clone(),

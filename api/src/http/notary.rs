@@ -19,6 +19,7 @@ use super::State;
 use crate::epoch::now_ms;
 use crate::notary::receipt::{self, ReceiptStatus};
 use crate::notary::schema::{self, FieldError, Schema};
+use crate::notary::settlement::{self, Prepared, PreparedKey};
 use crate::notary::{keys, x402};
 use crate::store::{
     IdempotencyClaim, IdempotencyKey, IdempotentResponse, NewReceipt, Payment, PaymentNonce,
@@ -38,8 +39,6 @@ pub const IDEMPOTENCY_KEY_MAX: usize = 255;
 /// An Idempotency-Key claim older than this whose request never finished is taken over (its
 /// process died); longer than any settlement can take.
 const IDEMPOTENCY_STALE_MS: i64 = 10 * 60 * 1000;
-/// Attempts at storing a receipt whose payment has already settled.
-const STORE_ATTEMPTS: u32 = 5;
 
 /// The notary routes (mounted beside the randomness API, or on `--notary-addr`).
 pub fn routes() -> Router<State> {
@@ -484,13 +483,14 @@ pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: 
             },
             key,
             request_hash: request.hash,
+            claimed_at_ms: now_ms(),
         }),
         Err(res) => return res,
     };
     if let Some(k) = &idempotency {
         match state
             .store
-            .claim_idempotency_key(k, now_ms(), IDEMPOTENCY_STALE_MS)
+            .claim_idempotency_key(k, IDEMPOTENCY_STALE_MS)
             .await
         {
             Ok(IdempotencyClaim::Started) => {}
@@ -521,15 +521,20 @@ pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: 
     // Its own task: a client that hangs up must not cancel a payment half way (settled but
     // not stored) or leave its Idempotency-Key claimed.
     let task = tokio::spawn(async move {
-        let res = execute(&state, &headers, request, payer, idempotency.clone()).await;
-        if let (Err(_), Some(k)) = (&res, &idempotency) {
-            // The request did not happen: the key may be used again.
-            if let Err(e) = state.store.release_idempotency_key(&k.scope, &k.key).await {
-                tracing::warn!(error = %e, "notary: releasing an Idempotency-Key failed");
+        match execute(&state, &headers, request, payer, idempotency.clone()).await {
+            Ok(r) => r,
+            Err(Failed {
+                response,
+                release_key,
+            }) => {
+                if let (true, Some(k)) = (release_key, &idempotency) {
+                    // The request did not happen: the key may be used again.
+                    if let Err(e) = state.store.release_idempotency_key(k).await {
+                        tracing::warn!(error = %e, "notary: releasing an Idempotency-Key failed");
+                    }
+                }
+                response
             }
-        }
-        match res {
-            Ok(r) | Err(r) => r,
         }
     });
     match task.await {
@@ -544,71 +549,53 @@ pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: 
     }
 }
 
-/// Pays (x402), stores the receipt and answers 202. `Err`: nothing was stored.
+/// A notarization that did not end in a 202.
+struct Failed {
+    response: Response,
+    /// Nothing happened: the Idempotency-Key may be used again. False once a payment has
+    /// settled: the key stays claimed (a retry gets 409) until the recovery stores the
+    /// receipt and the key's answer.
+    release_key: bool,
+}
+
+impl From<Response> for Failed {
+    fn from(response: Response) -> Self {
+        Self {
+            response,
+            release_key: true,
+        }
+    }
+}
+
+/// Pays (x402), stores the receipt and answers 202.
 async fn execute(
     state: &State,
     headers: &HeaderMap,
     request: Request,
     payer: Payer,
     idempotency: Option<IdempotencyKey>,
-) -> Result<Response, Response> {
-    let mut response_headers: Vec<(&'static str, String)> = Vec::new();
-    let payment = match payer {
-        Payer::Key(k) => Payment::ApiKey(k.id),
+) -> Result<Response, Failed> {
+    let base = base_url(headers);
+    let payment = match &payer {
+        Payer::Key(k) => Payment::ApiKey(k.id.clone()),
         Payer::X402(p) => {
             let x = state
                 .notary
                 .x402
                 .as_ref()
                 .ok_or_else(|| payment_required(state, headers, "x402 is not configured"))?;
-            x402::check_requirements(&x.config, &p, (now_ms() / 1000) as u64)
-                .map_err(|r| payment_required(state, headers, &r.0))?;
-            let nonce = PaymentNonce {
-                asset: format!("{:#x}", x.config.asset),
-                payer: format!("{:#x}", p.payer()),
-                nonce: format!("{:#x}", p.authorization.nonce),
-            };
-            match state.store.reserve_payment_nonce(&nonce, now_ms()).await {
-                Ok(true) => {}
-                Ok(false) => {
-                    return Err(payment_required(
-                        state,
-                        headers,
-                        "this payment authorization (its nonce) was already used; sign a new \
-                         one, or repeat the first request's Idempotency-Key to get its receipt",
-                    ))
-                }
-                Err(e) => return Err(store_error(e)),
-            }
-            let resource = format!("{}/v1/notarize", base_url(headers));
-            let settled = match x.settle(&p, &resource).await {
-                Ok(s) => s,
-                Err(r) => {
-                    tracing::warn!(payer = %nonce.payer, reason = %r.0, "x402 settlement failed");
-                    if let Err(e) = state.store.fail_payment_nonce(&nonce, &r.0).await {
-                        tracing::warn!(error = %e, "notary: recording a failed settlement");
-                    }
-                    let mut res = payment_required(state, headers, &r.0);
-                    let (name, value) = x402::payment_failure(&x.config, &p, &r.0);
-                    if let Ok(v) = HeaderValue::from_str(&value) {
-                        res.headers_mut().insert(HeaderName::from_static(name), v);
-                    }
-                    return Err(res);
-                }
-            };
-            response_headers.push(x402::payment_response(&x.config, &p, &settled));
+            let n = x402_nonce(x, p);
             Payment::X402 {
-                asset: nonce.asset,
-                payer: nonce.payer,
-                nonce: nonce.nonce,
-                tx_hash: Some(settled.transaction),
+                asset: n.asset,
+                payer: n.payer,
+                nonce: n.nonce,
+                tx_hash: None,
             }
         }
     };
     let receipt_id = receipt::new_receipt_id();
     let submitted_at_ms = now_ms();
     let schema_id = request.schema.id();
-    let payload_hash = request.schema.canonical_hash(&request.payload_hash);
     let leaf = receipt::leaf(
         &receipt_id,
         schema_id,
@@ -617,54 +604,34 @@ async fn execute(
         submitted_at_ms,
     );
     let new = NewReceipt {
-        receipt_id: receipt_id.clone(),
+        receipt_id,
         schema: schema_id.to_owned(),
-        payload_hash,
+        payload_hash: request.schema.canonical_hash(&request.payload_hash),
         metadata: request.metadata,
         leaf_hash: vrs_engine::merkle::leaf_hash(&leaf),
         submitted_at_ms,
         payment,
     };
-    let record = ReceiptRecord::accepted(&new);
-    let mut body = receipt::base_json(&record, ReceiptStatus::Pending, &base_url(headers));
+    let mut body = receipt::base_json(
+        &ReceiptRecord::accepted(&new),
+        ReceiptStatus::Pending,
+        &base,
+    );
     body["message"] = json!(format!(
         "Receipt accepted and stored. It is sealed into a Merkle batch within about {} ms, then \
          anchored on chain with the next anchor batch; poll receipt_url.",
         state.notary.batch_every.as_millis()
     ));
-    let stored = IdempotentResponse {
-        status: StatusCode::ACCEPTED.as_u16(),
-        response: json!({
-            "body": body,
-            "headers": response_headers
-                .iter()
-                .map(|(n, v)| ((*n).to_owned(), json!(v)))
-                .collect::<serde_json::Map<String, Value>>(),
-        })
-        .to_string(),
-    };
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let with_key = idempotency.clone().map(|k| (k, stored.clone()));
-        match state.store.insert_receipt(new.clone(), with_key).await {
-            Ok(()) => break,
-            // A paid receipt must not be lost to a brief database outage.
-            Err(StoreError::Unavailable(m))
-                if new.payment.method() == "x402" && attempt < STORE_ATTEMPTS =>
-            {
-                tracing::warn!(detail = %m, attempt, "notary: storing a paid receipt failed; retrying");
-                tokio::time::sleep(std::time::Duration::from_millis(200 << attempt)).await;
-            }
-            Err(e) => {
-                if let Payment::X402 { payer, tx_hash, .. } = &new.payment {
-                    tracing::error!(%payer, tx = ?tx_hash, receipt = %receipt_id, error = %e,
-                        "notary: a settled payment's receipt could not be stored; refund or store it by hand");
-                }
-                return Err(store_error(e));
-            }
+    let (body, response_headers) = match payer {
+        Payer::Key(_) => {
+            let stored = idempotency.map(|k| (k, settlement::stored_response(202, &body, &[])));
+            settlement::store_receipt(state.store.as_ref(), &new, stored)
+                .await
+                .map_err(store_error)?;
+            (body, Vec::new())
         }
-    }
+        Payer::X402(p) => pay(state, headers, &new, body, *p, idempotency).await?,
+    };
     let mut res = error(StatusCode::ACCEPTED, body);
     for (name, value) in response_headers {
         if let Ok(v) = HeaderValue::from_str(&value) {
@@ -672,4 +639,137 @@ async fn execute(
         }
     }
     Ok(res)
+}
+
+/// The authorization nonce of a payment, as stored.
+fn x402_nonce(x: &x402::X402, p: &x402::Presented) -> PaymentNonce {
+    PaymentNonce {
+        asset: format!("{:#x}", x.config.asset),
+        payer: format!("{:#x}", p.payer()),
+        nonce: format!("{:#x}", p.authorization.nonce),
+    }
+}
+
+/// The x402 path: requirements, the nonce reserved with the prepared receipt, settlement,
+/// then the receipt stored. Returns the 202's body and headers.
+async fn pay(
+    state: &State,
+    headers: &HeaderMap,
+    new: &NewReceipt,
+    body: Value,
+    p: x402::Presented,
+    idempotency: Option<IdempotencyKey>,
+) -> Result<(Value, Vec<(&'static str, String)>), Failed> {
+    let x = state
+        .notary
+        .x402
+        .as_ref()
+        .ok_or_else(|| payment_required(state, headers, "x402 is not configured"))?;
+    x402::check_requirements(&x.config, &p, (now_ms() / 1000) as u64)
+        .map_err(|r| payment_required(state, headers, &r.0))?;
+    let nonce = x402_nonce(x, &p);
+    let resource = format!("{}/v1/notarize", base_url(headers));
+    let prepared = Prepared {
+        version: p.version,
+        payment: p.payload.clone(),
+        resource: resource.clone(),
+        receipt_id: new.receipt_id.clone(),
+        schema: new.schema.clone(),
+        payload_hash: new.payload_hash.clone(),
+        metadata: new.metadata.clone(),
+        leaf_hash: hex::encode(new.leaf_hash),
+        submitted_at_ms: new.submitted_at_ms,
+        body,
+        idempotency: idempotency.as_ref().map(PreparedKey::from_key),
+    };
+    let prepared_json = serde_json::to_string(&prepared).map_err(|e| {
+        tracing::error!(error = %e, "notary: encoding a prepared receipt");
+        error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            json!({ "error": "internal error" }),
+        )
+    })?;
+    match state
+        .store
+        .reserve_payment_nonce(&nonce, now_ms(), &prepared_json)
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(Failed::from(payment_required(
+                state,
+                headers,
+                "this payment authorization (its nonce) was already used; sign a new one, or \
+                 repeat the first request's Idempotency-Key to get its receipt",
+            )))
+        }
+        Err(e) => return Err(store_error(e).into()),
+    }
+    // From here on the store holds the prepared request: if this process dies, the leader
+    // finishes it (notary::settlement::recover).
+    let settled = match x.settle(&p, &resource).await {
+        Ok(s) => s,
+        Err(x402::SettleError::Refused(r)) => {
+            tracing::warn!(payer = %nonce.payer, reason = %r.0, "x402 settlement failed");
+            if let Err(e) = state.store.fail_payment_nonce(&nonce, &r.0).await {
+                tracing::warn!(error = %e, "notary: recording a failed settlement");
+            }
+            let mut res = payment_required(state, headers, &r.0);
+            let (name, value) = x402::payment_failure(&x.config, &p, &r.0);
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                res.headers_mut().insert(HeaderName::from_static(name), v);
+            }
+            return Err(res.into());
+        }
+        Err(x402::SettleError::Unconfirmed(why)) => {
+            // Not a 402: a client told to pay again could pay twice. The payment stays
+            // settling and the leader's recovery decides it (receipt stored, or failed).
+            tracing::warn!(payer = %nonce.payer, receipt = %prepared.receipt_id, reason = %why,
+                "x402 settlement not confirmed; left to the recovery");
+            let mut res = error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({
+                    "error": format!(
+                        "your payment was sent but its settlement is not confirmed yet ({why}). \
+                         Do not pay again: if it settles, receipt {} is stored within about {} s; \
+                         retry with the same Idempotency-Key to get it",
+                        prepared.receipt_id,
+                        state.notary.recover_after.as_secs() + 30
+                    ),
+                    "receipt_id": prepared.receipt_id,
+                }),
+            );
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(30u32));
+            return Err(Failed {
+                response: res,
+                release_key: false,
+            });
+        }
+    };
+    settlement::finish(
+        state.store.as_ref(),
+        x,
+        &prepared,
+        &nonce,
+        p.payer(),
+        &settled,
+    )
+    .await
+    .map_err(|e| {
+        tracing::warn!(error = %e, payer = %nonce.payer, receipt = %prepared.receipt_id,
+            "notary: paid, but the receipt is not stored yet; the leader's recovery stores it");
+        Failed {
+            response: error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({
+                    "error": "your payment has settled but the database is unavailable; the \
+                              receipt will be stored once it is back. Retry with the same \
+                              Idempotency-Key to get it",
+                    "receipt_id": prepared.receipt_id,
+                }),
+            ),
+            release_key: false,
+        }
+    })
 }

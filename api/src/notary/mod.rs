@@ -8,7 +8,9 @@
 //! - A receipt is committed before its 202 (with the key's usage, or the payment marked
 //!   settled, and the Idempotency-Key's stored answer, in the same transaction).
 //! - A payment is settled before its receipt exists, and an authorization nonce is recorded
-//!   before settlement starts, so one signed payment never pays twice.
+//!   (with the receipt prepared for it) before settlement starts, so one signed payment never
+//!   pays twice, and a payment whose process died while settling is finished by the leader
+//!   ([`settlement::recover`]): its receipt stored, or the payment recorded as failed.
 //! - `verification` is recomputed from the stored receipt, batch and anchor on every read.
 
 pub mod jcs;
@@ -16,6 +18,7 @@ pub mod keys;
 pub mod receipt;
 pub mod schema;
 pub mod sealer;
+pub mod settlement;
 pub mod x402;
 
 use std::time::Duration;
@@ -26,6 +29,8 @@ pub struct Notary {
     pub batch_every: Duration,
     /// `None`: x402 is not configured (no address to pay); API keys only.
     pub x402: Option<x402::X402>,
+    /// A payment still settling after this long is finished by the leader.
+    pub recover_after: Duration,
 }
 
 impl Default for Notary {
@@ -33,6 +38,7 @@ impl Default for Notary {
         Self {
             batch_every: Duration::from_millis(1000),
             x402: None,
+            recover_after: Duration::from_secs(300),
         }
     }
 }

@@ -206,6 +206,32 @@ impl Refusal {
     }
 }
 
+/// Why a settlement did not end in a confirmed transfer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SettleError {
+    /// Not settled, and it will not be by this attempt (refused, reverted, never sent).
+    Refused(Refusal),
+    /// Sent, but not confirmed: the transfer may still happen (a transaction not mined in
+    /// time, a broadcast or a facilitator's /settle whose answer was lost, the facilitator's
+    /// `settlement_pending`). The payment stays settling for the recovery to decide.
+    Unconfirmed(String),
+}
+
+impl SettleError {
+    pub fn reason(&self) -> &str {
+        match self {
+            Self::Refused(r) => &r.0,
+            Self::Unconfirmed(why) => why,
+        }
+    }
+}
+
+impl From<Refusal> for SettleError {
+    fn from(r: Refusal) -> Self {
+        Self::Refused(r)
+    }
+}
+
 fn decode_base64_json(header: &str, value: &str) -> Result<Value, Refusal> {
     let value = value.trim();
     let engines = [
@@ -263,6 +289,19 @@ pub fn decode(
         (None, None) => return Ok(None),
     };
     let payload = decode_base64_json(header, value)?;
+    from_payload(config, version, payload).map(Some)
+}
+
+/// A payment payload of `version` as decoded from its header, with its signature checked.
+pub fn from_payload(
+    config: &X402Config,
+    version: u8,
+    payload: Value,
+) -> Result<Presented, Refusal> {
+    let header = match version {
+        2 => "PAYMENT-SIGNATURE",
+        _ => "X-PAYMENT",
+    };
     let declared = payload.get("x402Version").and_then(Value::as_u64);
     if declared != Some(u64::from(version)) {
         return Err(Refusal::new(format!(
@@ -316,7 +355,7 @@ pub fn decode(
             config.chain_id
         )));
     }
-    Ok(Some(presented))
+    Ok(presented)
 }
 
 /// The address that signed the authorization under the asset's EIP-712 domain.
@@ -430,25 +469,32 @@ pub struct Settled {
 }
 
 /// The settlement response header for `p`'s version, and its value.
-pub fn payment_response(config: &X402Config, p: &Presented, s: &Settled) -> (&'static str, String) {
-    settle_header(config, p, true, &s.transaction, None)
+/// The settlement response header of a payment of `version` by `payer`.
+pub fn settle_response(
+    config: &X402Config,
+    version: u8,
+    payer: Address,
+    s: &Settled,
+) -> (&'static str, String) {
+    settle_header(config, version, payer, true, &s.transaction, None)
 }
 
 /// The response header of a failed settlement (`success: false`), for `p`'s version.
 pub fn payment_failure(config: &X402Config, p: &Presented, reason: &str) -> (&'static str, String) {
-    settle_header(config, p, false, "", Some(reason))
+    settle_header(config, p.version, p.payer(), false, "", Some(reason))
 }
 
 /// A SettleResponse (base64 JSON) under `p`'s version's header name. `transaction` and
 /// `network` are always present: the official client ignores the header without them.
 fn settle_header(
     config: &X402Config,
-    p: &Presented,
+    version: u8,
+    payer: Address,
     success: bool,
     transaction: &str,
     reason: Option<&str>,
 ) -> (&'static str, String) {
-    let (name, network) = match p.version {
+    let (name, network) = match version {
         2 => (HEADER_RESPONSE, &config.network),
         _ => (HEADER_V1_RESPONSE, &config.network_v1),
     };
@@ -456,7 +502,7 @@ fn settle_header(
         "success": success,
         "transaction": transaction,
         "network": network,
-        "payer": p.payer().to_checksum(None),
+        "payer": payer.to_checksum(None),
     });
     if let Some(r) = reason {
         body["errorReason"] = json!(r);
@@ -465,6 +511,34 @@ fn settle_header(
         name,
         base64::engine::general_purpose::STANDARD.encode(body.to_string()),
     )
+}
+
+/// A facilitator's reason code for refusing (`reason`: `invalidReason` or `errorReason`), or its
+/// HTTP status when it gives none (an error answer such as `{"error": …}`). Its free text
+/// (`message`: `invalidMessage` or `errorMessage`, or `error`) is logged here and not passed
+/// on to the payer, as the official resource server does: the official facilitator puts the
+/// node's raw error there (a revert with its stack, or the RPC's connection error, which it
+/// reports under the reason `invalid_exact_evm_failed_to_verify_signature`).
+fn facilitator_reason(
+    p: &Presented,
+    path: &str,
+    status: reqwest::StatusCode,
+    answer: &Value,
+    reason: &str,
+    message: &str,
+) -> String {
+    let code = answer.get(reason).and_then(Value::as_str);
+    let text = [message, "error"]
+        .iter()
+        .find_map(|m| answer.get(*m).filter(|v| !v.is_null()));
+    if let Some(text) = text {
+        tracing::warn!(payer = %p.payer(), %status, reason = code.unwrap_or_default(),
+            detail = %text, "x402: the facilitator's /{path} refused a payment");
+    }
+    match code {
+        Some(code) => code.to_owned(),
+        None => format!("no reason given (HTTP {status})"),
+    }
 }
 
 /// How payments are settled.
@@ -484,14 +558,20 @@ pub enum Settler {
 pub struct X402 {
     pub config: X402Config,
     pub settler: Settler,
+    /// A node of the payment's chain, to ask the asset whether an authorization was used
+    /// (crash recovery); with a facilitator, the anchor RPC when it is on the same chain.
+    pub rpc: Option<Chain>,
 }
 
 impl X402 {
+    /// `chain`: the anchor RPC and key, on chain `chain_id`.
     pub fn new(
         config: X402Config,
         chain: Option<Chain>,
+        chain_id: u64,
         max_fee: Option<u128>,
     ) -> anyhow::Result<Self> {
+        let rpc = chain.clone().filter(|_| chain_id == config.chain_id);
         let settler = match (&config.facilitator_url, chain) {
             (Some(url), _) => Settler::Facilitator {
                 url: url.trim_end_matches('/').to_owned(),
@@ -507,7 +587,11 @@ impl X402 {
                  transferWithAuthorization"
             ),
         };
-        Ok(Self { config, settler })
+        Ok(Self {
+            config,
+            settler,
+            rpc,
+        })
     }
 
     pub fn settles_via(&self) -> &'static str {
@@ -519,7 +603,7 @@ impl X402 {
 
     /// Settles a checked payment. Any failure is a refusal: nothing was charged that the
     /// caller can see as a receipt, and the nonce stays used.
-    pub async fn settle(&self, p: &Presented, resource: &str) -> Result<Settled, Refusal> {
+    pub async fn settle(&self, p: &Presented, resource: &str) -> Result<Settled, SettleError> {
         match &self.settler {
             Settler::Facilitator { url, client } => {
                 self.settle_facilitator(url, client, p, resource).await
@@ -534,7 +618,7 @@ impl X402 {
         client: &reqwest::Client,
         p: &Presented,
         resource: &str,
-    ) -> Result<Settled, Refusal> {
+    ) -> Result<Settled, SettleError> {
         let requirements = match p.version {
             2 => self.config.requirements_v2(),
             _ => self.config.requirements_v1(resource),
@@ -557,28 +641,44 @@ impl X402 {
                 let v: Value = res.json().await.map_err(|e| {
                     Refusal::new(format!("the facilitator's /{path} answered {status}: {e}"))
                 })?;
-                Ok::<_, Refusal>(v)
+                Ok::<_, Refusal>((status, v))
             }
         };
-        let verified = post("verify").await?;
+        let (status, verified) = post("verify").await?;
         if verified.get("isValid").and_then(Value::as_bool) != Some(true) {
             return Err(Refusal::new(format!(
                 "the facilitator refused the payment: {}",
-                verified
-                    .get("invalidReason")
-                    .and_then(Value::as_str)
-                    .unwrap_or("no reason given")
-            )));
+                facilitator_reason(
+                    p,
+                    "verify",
+                    status,
+                    &verified,
+                    "invalidReason",
+                    "invalidMessage"
+                )
+            ))
+            .into());
         }
-        let settled = post("settle").await?;
+        // From here on the transfer may be sent: a /settle without an answer is unconfirmed.
+        let (status, settled) = post("settle")
+            .await
+            .map_err(|r| SettleError::Unconfirmed(r.0))?;
         if settled.get("success").and_then(Value::as_bool) != Some(true) {
-            return Err(Refusal::new(format!(
-                "the facilitator could not settle the payment: {}",
-                settled
-                    .get("errorReason")
-                    .and_then(Value::as_str)
-                    .unwrap_or("no reason given")
-            )));
+            let mut reason =
+                facilitator_reason(p, "settle", status, &settled, "errorReason", "errorMessage");
+            // A transaction that was sent (then reverted, or is still pending: the official
+            // facilitator's `settlement_pending`) is named, so that it reaches the log and
+            // payment_nonces.detail: the transfer may still happen.
+            if let Some(tx) = settled.get("transaction").and_then(Value::as_str) {
+                if !tx.is_empty() {
+                    reason.push_str(&format!(" (transaction {tx})"));
+                }
+            }
+            let reason = format!("the facilitator could not settle the payment: {reason}");
+            if settled.get("errorReason").and_then(Value::as_str) == Some("settlement_pending") {
+                return Err(SettleError::Unconfirmed(reason));
+            }
+            return Err(Refusal::new(reason).into());
         }
         Ok(Settled {
             transaction: settled
@@ -595,7 +695,7 @@ impl X402 {
         chain: &Chain,
         max_fee: Option<u128>,
         p: &Presented,
-    ) -> Result<Settled, Refusal> {
+    ) -> Result<Settled, SettleError> {
         let a = &p.authorization;
         let sig = &p.signature;
         let call = transferWithAuthorizationCall {
@@ -631,7 +731,13 @@ impl X402 {
                         payer: p.payer(),
                     });
                 }
-                return Err(Refusal::new(format!("settling on chain failed: {e:#}")));
+                let why = format!("settling on chain failed: {e:#}");
+                if e.downcast_ref::<crate::anchor::client::MaybeSent>()
+                    .is_some()
+                {
+                    return Err(SettleError::Unconfirmed(why));
+                }
+                return Err(Refusal::new(why).into());
             }
         };
         let tx = format!("0x{}", hex::encode(hash));
@@ -639,7 +745,8 @@ impl X402 {
             return Err(Refusal::new(format!(
                 "the settlement transaction {tx} reverted in block {}",
                 inclusion.block
-            )));
+            ))
+            .into());
         }
         Ok(Settled {
             transaction: tx,
@@ -649,6 +756,12 @@ impl X402 {
 }
 
 impl X402 {
+    /// Whether the asset says `p`'s authorization was used; `None` where no node of the
+    /// payment's chain is configured or it does not answer.
+    pub async fn authorization_state(&self, p: &Presented) -> Option<bool> {
+        self.authorization_used(self.rpc.as_ref()?, p).await
+    }
+
     /// `authorizationState(from, nonce)` on the asset; `None` if the node does not answer.
     async fn authorization_used(&self, chain: &Chain, p: &Presented) -> Option<bool> {
         let call = abi::authorizationStateCall {

@@ -441,12 +441,26 @@ pub enum IdempotencyClaim {
     InFlight,
 }
 
-/// An Idempotency-Key claim: who (`scope`), which key, and the request's hash.
+/// An Idempotency-Key claim: who (`scope`), which key, the request's hash, and when this
+/// request claimed it. The claim time is the claim's token: completing or releasing the key
+/// only touches the record while it still holds this claim (a stale claim taken over by a
+/// later request is not finished by the request that lost it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IdempotencyKey {
     pub scope: String,
     pub key: String,
     pub request_hash: [u8; 32],
+    pub claimed_at_ms: i64,
+}
+
+impl IdempotencyKey {
+    /// The same key claimed at `ms`.
+    pub fn at(&self, ms: i64) -> Self {
+        Self {
+            claimed_at_ms: ms,
+            ..self.clone()
+        }
+    }
 }
 
 /// An x402 payment's authorization nonce (EIP-3009: one per asset and payer).
@@ -455,6 +469,17 @@ pub struct PaymentNonce {
     pub asset: String,
     pub payer: String,
     pub nonce: String,
+}
+
+/// A payment nonce still being settled: what the recovery looks at when its request's
+/// process may have died.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettlingPayment {
+    pub nonce: PaymentNonce,
+    pub seen_at_ms: i64,
+    /// What the request prepared before settling (opaque to the store; `None` for nonces
+    /// reserved before schema version 5).
+    pub prepared: Option<String>,
 }
 
 /// Builds a pool-served game from the entry it is given (its id, outcome and resolution are
@@ -610,7 +635,8 @@ pub trait Store: Send + Sync + 'static {
     async fn anchor_counts(&self) -> StoreResult<AnchorCounts>;
 
     /// Stores a receipt, durably, in one transaction with what pays for it (the API key's
-    /// usage, or the x402 nonce marked settled) and with the Idempotency-Key's response.
+    /// usage, or the x402 nonce marked settled) and with the Idempotency-Key's response
+    /// (only while the key still holds this request's claim; see [`IdempotencyKey`]).
     async fn insert_receipt(
         &self,
         receipt: NewReceipt,
@@ -647,24 +673,38 @@ pub trait Store: Send + Sync + 'static {
     /// Revokes a key; false if no key has that id. Revoking twice keeps the first time.
     async fn revoke_api_key(&self, id: &str, now_ms: i64) -> StoreResult<bool>;
 
-    /// Records an x402 payment nonce as being settled; false if it was seen before (whatever
-    /// became of it), so one signed authorization is never settled twice.
-    async fn reserve_payment_nonce(&self, nonce: &PaymentNonce, now_ms: i64) -> StoreResult<bool>;
+    /// Records an x402 payment nonce as being settled, with what its request prepared
+    /// (`prepared`, kept for the recovery); false if it was seen before (whatever became of
+    /// it), so one signed authorization is never settled twice.
+    async fn reserve_payment_nonce(
+        &self,
+        nonce: &PaymentNonce,
+        now_ms: i64,
+        prepared: &str,
+    ) -> StoreResult<bool>;
 
     /// Marks a reserved nonce whose settlement failed (it stays seen).
     async fn fail_payment_nonce(&self, nonce: &PaymentNonce, detail: &str) -> StoreResult<()>;
 
-    /// Claims an Idempotency-Key for a request. A claim still in flight after `stale_ms` is
-    /// taken to be abandoned (its process died) and is taken over.
+    /// Nonces still settling that were reserved before `seen_before_ms`, oldest first, at
+    /// most `limit`.
+    async fn settling_payments(
+        &self,
+        seen_before_ms: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<SettlingPayment>>;
+
+    /// Claims an Idempotency-Key for a request at `key.claimed_at_ms`. A claim still in
+    /// flight after `stale_ms` is taken to be abandoned (its process died) and is taken over.
     async fn claim_idempotency_key(
         &self,
         key: &IdempotencyKey,
-        now_ms: i64,
         stale_ms: i64,
     ) -> StoreResult<IdempotencyClaim>;
 
-    /// Drops an in-flight claim whose request failed, so the key can be used again.
-    async fn release_idempotency_key(&self, scope: &str, key: &str) -> StoreResult<()>;
+    /// Drops this request's in-flight claim (its request failed), so the key can be used
+    /// again; a claim taken over since is left alone.
+    async fn release_idempotency_key(&self, key: &IdempotencyKey) -> StoreResult<()>;
 
     /// Deletes Idempotency-Key records created before `before_ms`; returns how many.
     async fn purge_idempotency_keys(&self, before_ms: i64) -> StoreResult<u64>;

@@ -33,7 +33,8 @@ use super::{
     AnchorBatch, AnchorCounts, AnchorTx, ApiKey, BuildInstant, EpochInput, EpochOutput,
     EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution, IdempotencyClaim,
     IdempotencyKey, IdempotentResponse, Lease, NewGame, NewReceipt, NotaryBatch, NotaryCounts,
-    PaymentNonce, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord, Store, StoreError, StoreResult,
+    PaymentNonce, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord, SettlingPayment, Store,
+    StoreError, StoreResult,
 };
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
@@ -50,6 +51,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (2, include_str!("../../migrations/postgres/0002_pool.sql")),
     (3, include_str!("../../migrations/postgres/0003_anchor.sql")),
     (4, include_str!("../../migrations/postgres/0004_notary.sql")),
+    (
+        5,
+        include_str!("../../migrations/postgres/0005_payment_recovery.sql"),
+    ),
 ];
 
 /// Most inserts committed in one group.
@@ -1749,9 +1754,25 @@ impl Store for PgStore {
         .await
     }
 
-    async fn reserve_payment_nonce(&self, nonce: &PaymentNonce, now_ms: i64) -> StoreResult<bool> {
+    async fn reserve_payment_nonce(
+        &self,
+        nonce: &PaymentNonce,
+        now_ms: i64,
+        prepared: &str,
+    ) -> StoreResult<bool> {
         timed("reserve payment nonce", async {
-            notary::reserve_nonce(&self.client().await?, nonce, now_ms).await
+            notary::reserve_nonce(&self.client().await?, nonce, now_ms, prepared).await
+        })
+        .await
+    }
+
+    async fn settling_payments(
+        &self,
+        seen_before_ms: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<SettlingPayment>> {
+        timed("settling payments", async {
+            notary::settling_payments(&self.client().await?, seen_before_ms, limit).await
         })
         .await
     }
@@ -1766,22 +1787,21 @@ impl Store for PgStore {
     async fn claim_idempotency_key(
         &self,
         key: &IdempotencyKey,
-        now_ms: i64,
         stale_ms: i64,
     ) -> StoreResult<IdempotencyClaim> {
         timed("claim Idempotency-Key", async {
             let mut client = self.client().await?;
             let tx = read_committed(&mut client).await?;
-            let claim = notary::claim_idempotency(&tx, key, now_ms, stale_ms).await?;
+            let claim = notary::claim_idempotency(&tx, key, stale_ms).await?;
             tx.commit().await.map_err(pg_err)?;
             Ok(claim)
         })
         .await
     }
 
-    async fn release_idempotency_key(&self, scope: &str, key: &str) -> StoreResult<()> {
+    async fn release_idempotency_key(&self, key: &IdempotencyKey) -> StoreResult<()> {
         timed("release Idempotency-Key", async {
-            notary::release_idempotency(&self.client().await?, scope, key).await
+            notary::release_idempotency(&self.client().await?, key).await
         })
         .await
     }

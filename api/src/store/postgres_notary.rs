@@ -1,4 +1,4 @@
-//! The PostgreSQL store's notary tables (schema version 4): receipts and their batches, API
+//! The PostgreSQL store's notary tables (schema version 4; payment recovery since 5): receipts and their batches, API
 //! keys, x402 payment nonces and Idempotency-Key records. The same semantics as the embedded
 //! store's (`sqlite_notary.rs`), made safe for several replicas sharing one database:
 //!
@@ -16,7 +16,7 @@
 use super::postgres::{corrupt, next_group, pg_err, pool_err, read_committed, timed};
 use super::{
     ApiKey, IdempotencyClaim, IdempotencyKey, IdempotentResponse, NewReceipt, NotaryBatch,
-    NotaryCounts, Payment, PaymentNonce, ReceiptRecord, StoreError, StoreResult,
+    NotaryCounts, Payment, PaymentNonce, ReceiptRecord, SettlingPayment, StoreError, StoreResult,
 };
 use deadpool_postgres::{GenericClient, Pool};
 use std::collections::BTreeMap;
@@ -113,10 +113,13 @@ const SETTLE_NONCES: &str = "UPDATE payment_nonces p SET status = 'settled', tx_
      WHERE p.asset = u.asset AND p.payer = u.payer AND p.nonce = u.nonce
          AND p.status = 'settling'";
 
+/// Only keys still holding their request's claim (`created_at_ms` is the claim's token).
 const COMPLETE_IDEMPOTENCY: &str = "UPDATE idempotency_keys i SET status = u.status,
          response = u.response
-     FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::text[]) AS u (scope, key, status, response)
-     WHERE i.scope = u.scope AND i.key = u.key AND i.status IS NULL";
+     FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::text[], $5::int8[])
+         AS u (scope, key, status, response, claimed_at_ms)
+     WHERE i.scope = u.scope AND i.key = u.key AND i.created_at_ms = u.claimed_at_ms
+         AND i.status IS NULL";
 
 /// Stores `group` in one transaction: the receipts (in the group's order, which becomes their
 /// `seq` order), their API keys' usage, their x402 nonces settled and their Idempotency-Key
@@ -242,15 +245,18 @@ async fn insert_receipts(pool: &Pool, group: &[ReceiptReq]) -> StoreResult<()> {
                         .iter()
                         .map(|k| k.1.response.as_str())
                         .collect::<Vec<_>>(),
+                    &keys.iter().map(|k| k.0.claimed_at_ms).collect::<Vec<_>>(),
                 ],
             )
             .await
             .map_err(pg_err)?;
+        // A claim taken over since (its request ran past the stale limit) keeps the later
+        // request's; the receipt is stored all the same, since what paid for it is spent.
         if n != keys.len() as u64 {
-            return Err(StoreError::Conflict(match keys.as_slice() {
-                [(k, _)] => format!("Idempotency-Key {:?} is not claimed by this request", k.key),
-                _ => "an Idempotency-Key of the group is not claimed by its request".into(),
-            }));
+            tracing::warn!(
+                taken_over = keys.len() as u64 - n,
+                "Idempotency-Keys taken over while their first request ran; their receipts are stored without the keys' answers"
+            );
         }
     }
     tx.commit().await.map_err(pg_err)
@@ -500,19 +506,49 @@ pub(super) async fn reserve_nonce(
     c: &impl GenericClient,
     n: &PaymentNonce,
     now_ms: i64,
+    prepared: &str,
 ) -> StoreResult<bool> {
     let stmt = c
         .prepare_cached(
-            "INSERT INTO payment_nonces (asset, payer, nonce, status, seen_at_ms)
-             VALUES ($1, $2, $3, 'settling', $4) ON CONFLICT DO NOTHING",
+            "INSERT INTO payment_nonces (asset, payer, nonce, status, seen_at_ms, prepared)
+             VALUES ($1, $2, $3, 'settling', $4, $5) ON CONFLICT DO NOTHING",
         )
         .await
         .map_err(pg_err)?;
     let inserted = c
-        .execute(&stmt, &[&n.asset, &n.payer, &n.nonce, &now_ms])
+        .execute(&stmt, &[&n.asset, &n.payer, &n.nonce, &now_ms, &prepared])
         .await
         .map_err(pg_err)?;
     Ok(inserted == 1)
+}
+
+pub(super) async fn settling_payments(
+    c: &impl GenericClient,
+    seen_before_ms: i64,
+    limit: u32,
+) -> StoreResult<Vec<SettlingPayment>> {
+    let rows = c
+        .query(
+            "SELECT asset, payer, nonce, seen_at_ms, prepared FROM payment_nonces
+             WHERE status = 'settling' AND seen_at_ms < $1
+             ORDER BY seen_at_ms LIMIT $2",
+            &[&seen_before_ms, &i64::from(limit)],
+        )
+        .await
+        .map_err(pg_err)?;
+    rows.iter()
+        .map(|r| {
+            Ok(SettlingPayment {
+                nonce: PaymentNonce {
+                    asset: r.try_get(0).map_err(corrupt)?,
+                    payer: r.try_get(1).map_err(corrupt)?,
+                    nonce: r.try_get(2).map_err(corrupt)?,
+                },
+                seen_at_ms: r.try_get(3).map_err(corrupt)?,
+                prepared: r.try_get(4).map_err(corrupt)?,
+            })
+        })
+        .collect()
 }
 
 pub(super) async fn fail_nonce(
@@ -540,9 +576,9 @@ const CLAIM_ATTEMPTS: usize = 4;
 pub(super) async fn claim_idempotency(
     tx: &impl GenericClient,
     k: &IdempotencyKey,
-    now_ms: i64,
     stale_ms: i64,
 ) -> StoreResult<IdempotencyClaim> {
+    let now_ms = k.claimed_at_ms;
     let insert = tx
         .prepare_cached(
             "INSERT INTO idempotency_keys (scope, key, request_hash, created_at_ms)
@@ -611,12 +647,12 @@ pub(super) async fn claim_idempotency(
 
 pub(super) async fn release_idempotency(
     c: &impl GenericClient,
-    scope: &str,
-    key: &str,
+    k: &IdempotencyKey,
 ) -> StoreResult<()> {
     c.execute(
-        "DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND status IS NULL",
-        &[&scope, &key],
+        "DELETE FROM idempotency_keys
+         WHERE scope = $1 AND key = $2 AND created_at_ms = $3 AND status IS NULL",
+        &[&k.scope, &k.key, &k.claimed_at_ms],
     )
     .await
     .map_err(pg_err)?;

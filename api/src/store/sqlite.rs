@@ -15,7 +15,8 @@ use super::{
     AnchorBatch, AnchorCounts, AnchorTx, ApiKey, BuildInstant, EpochInput, EpochOutput,
     EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution, IdempotencyClaim,
     IdempotencyKey, IdempotentResponse, Lease, NewGame, NewReceipt, NotaryBatch, NotaryCounts,
-    PaymentNonce, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord, Store, StoreError, StoreResult,
+    PaymentNonce, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord, SettlingPayment, Store,
+    StoreError, StoreResult,
 };
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
@@ -29,6 +30,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (2, include_str!("../../migrations/sqlite/0002_pool.sql")),
     (3, include_str!("../../migrations/sqlite/0003_anchor.sql")),
     (4, include_str!("../../migrations/sqlite/0004_notary.sql")),
+    (
+        5,
+        include_str!("../../migrations/sqlite/0005_payment_recovery.sql"),
+    ),
 ];
 
 /// Most inserts committed in one group.
@@ -1394,9 +1399,23 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn reserve_payment_nonce(&self, nonce: &PaymentNonce, now_ms: i64) -> StoreResult<bool> {
-        let nonce = nonce.clone();
-        self.write(move |tx| notary::reserve_nonce(tx, &nonce, now_ms))
+    async fn reserve_payment_nonce(
+        &self,
+        nonce: &PaymentNonce,
+        now_ms: i64,
+        prepared: &str,
+    ) -> StoreResult<bool> {
+        let (nonce, prepared) = (nonce.clone(), prepared.to_owned());
+        self.write(move |tx| notary::reserve_nonce(tx, &nonce, now_ms, &prepared))
+            .await
+    }
+
+    async fn settling_payments(
+        &self,
+        seen_before_ms: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<SettlingPayment>> {
+        self.read(move |c| notary::settling_payments(c, seen_before_ms, limit))
             .await
     }
 
@@ -1409,17 +1428,16 @@ impl Store for SqliteStore {
     async fn claim_idempotency_key(
         &self,
         key: &IdempotencyKey,
-        now_ms: i64,
         stale_ms: i64,
     ) -> StoreResult<IdempotencyClaim> {
         let key = key.clone();
-        self.write(move |tx| notary::claim_idempotency(tx, &key, now_ms, stale_ms))
+        self.write(move |tx| notary::claim_idempotency(tx, &key, stale_ms))
             .await
     }
 
-    async fn release_idempotency_key(&self, scope: &str, key: &str) -> StoreResult<()> {
-        let (scope, key) = (scope.to_owned(), key.to_owned());
-        self.write(move |tx| notary::release_idempotency(tx, &scope, &key))
+    async fn release_idempotency_key(&self, key: &IdempotencyKey) -> StoreResult<()> {
+        let key = key.clone();
+        self.write(move |tx| notary::release_idempotency(tx, &key))
             .await
     }
 

@@ -1,11 +1,11 @@
-//! The embedded store's notary tables (schema version 4): receipts and their batches, API
+//! The embedded store's notary tables (schema version 4; payment recovery since 5): receipts and their batches, API
 //! keys, x402 payment nonces and Idempotency-Key records. Writes run inside the writer
 //! thread's transaction, reads on a reader connection.
 
 use super::sqlite::{hash32, unavailable};
 use super::{
     ApiKey, IdempotencyClaim, IdempotencyKey, IdempotentResponse, NewReceipt, NotaryBatch,
-    NotaryCounts, Payment, PaymentNonce, ReceiptRecord, StoreError, StoreResult,
+    NotaryCounts, Payment, PaymentNonce, ReceiptRecord, SettlingPayment, StoreError, StoreResult,
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -304,15 +304,49 @@ pub(super) fn revoke_key(conn: &Connection, id: &str, now_ms: i64) -> StoreResul
     Ok(n == 1)
 }
 
-pub(super) fn reserve_nonce(conn: &Connection, n: &PaymentNonce, now_ms: i64) -> StoreResult<bool> {
+pub(super) fn reserve_nonce(
+    conn: &Connection,
+    n: &PaymentNonce,
+    now_ms: i64,
+    prepared: &str,
+) -> StoreResult<bool> {
     let inserted = conn
         .execute(
-            "INSERT INTO payment_nonces (asset, payer, nonce, status, seen_at_ms)
-             VALUES (?1, ?2, ?3, 'settling', ?4) ON CONFLICT DO NOTHING",
-            params![n.asset, n.payer, n.nonce, now_ms],
+            "INSERT INTO payment_nonces (asset, payer, nonce, status, seen_at_ms, prepared)
+             VALUES (?1, ?2, ?3, 'settling', ?4, ?5) ON CONFLICT DO NOTHING",
+            params![n.asset, n.payer, n.nonce, now_ms, prepared],
         )
         .map_err(unavailable)?;
     Ok(inserted == 1)
+}
+
+pub(super) fn settling_payments(
+    conn: &Connection,
+    seen_before_ms: i64,
+    limit: u32,
+) -> StoreResult<Vec<SettlingPayment>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT asset, payer, nonce, seen_at_ms, prepared FROM payment_nonces
+             WHERE status = 'settling' AND seen_at_ms < ?1
+             ORDER BY seen_at_ms LIMIT ?2",
+        )
+        .map_err(unavailable)?;
+    let rows = stmt
+        .query_map(params![seen_before_ms, limit], |r| {
+            Ok(SettlingPayment {
+                nonce: PaymentNonce {
+                    asset: r.get(0)?,
+                    payer: r.get(1)?,
+                    nonce: r.get(2)?,
+                },
+                seen_at_ms: r.get(3)?,
+                prepared: r.get(4)?,
+            })
+        })
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(unavailable)?;
+    Ok(rows)
 }
 
 pub(super) fn fail_nonce(conn: &Connection, n: &PaymentNonce, detail: &str) -> StoreResult<()> {
@@ -328,7 +362,6 @@ pub(super) fn fail_nonce(conn: &Connection, n: &PaymentNonce, detail: &str) -> S
 pub(super) fn claim_idempotency(
     conn: &Connection,
     k: &IdempotencyKey,
-    now_ms: i64,
     stale_ms: i64,
 ) -> StoreResult<IdempotencyClaim> {
     let existing = conn
@@ -347,6 +380,7 @@ pub(super) fn claim_idempotency(
         )
         .optional()
         .map_err(unavailable)?;
+    let now_ms = k.claimed_at_ms;
     match existing {
         None => {
             conn.execute(
@@ -377,6 +411,9 @@ pub(super) fn claim_idempotency(
     }
 }
 
+/// Stores the key's answer while the key still holds this request's claim. A claim taken
+/// over since (the request ran past the stale limit) keeps the later request's: the receipt
+/// is stored all the same, since what paid for it has been spent.
 fn complete_idempotency(
     conn: &Connection,
     k: &IdempotencyKey,
@@ -385,30 +422,30 @@ fn complete_idempotency(
     let n = conn
         .prepare_cached(
             "UPDATE idempotency_keys SET status = ?3, response = ?4
-             WHERE scope = ?1 AND key = ?2 AND status IS NULL",
+             WHERE scope = ?1 AND key = ?2 AND created_at_ms = ?5 AND status IS NULL",
         )
         .and_then(|mut s| {
             s.execute(params![
                 k.scope,
                 k.key,
                 i64::from(response.status),
-                response.response
+                response.response,
+                k.claimed_at_ms
             ])
         })
         .map_err(unavailable)?;
     if n != 1 {
-        return Err(StoreError::Conflict(format!(
-            "Idempotency-Key {:?} is not claimed by this request",
-            k.key
-        )));
+        tracing::warn!(key = %k.key, scope = %k.scope,
+            "Idempotency-Key was taken over while its first request ran; its receipt is stored without the key's answer");
     }
     Ok(())
 }
 
-pub(super) fn release_idempotency(conn: &Connection, scope: &str, key: &str) -> StoreResult<()> {
+pub(super) fn release_idempotency(conn: &Connection, k: &IdempotencyKey) -> StoreResult<()> {
     conn.execute(
-        "DELETE FROM idempotency_keys WHERE scope = ?1 AND key = ?2 AND status IS NULL",
-        params![scope, key],
+        "DELETE FROM idempotency_keys
+         WHERE scope = ?1 AND key = ?2 AND created_at_ms = ?3 AND status IS NULL",
+        params![k.scope, k.key, k.claimed_at_ms],
     )
     .map_err(unavailable)?;
     Ok(())

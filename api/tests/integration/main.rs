@@ -19,6 +19,8 @@ mod serve_restart;
 mod server;
 mod store_conformance;
 mod x402;
+mod x402_facilitator;
+mod x402_recovery;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

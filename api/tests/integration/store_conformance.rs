@@ -9,7 +9,8 @@ use vrs::store::sqlite::SqliteStore;
 use vrs::store::{
     AnchorBatch, AnchorState, AnchorTx, ApiKey, BuildInstant, EpochInput, EpochOutput, EpochStatus,
     GameResolution, IdempotencyClaim, IdempotencyKey, IdempotentResponse, NewGame, NewReceipt,
-    NotaryBatch, Payment, PaymentNonce, PoolBatch, ReceiptRecord, Store, StoreError,
+    NotaryBatch, Payment, PaymentNonce, PoolBatch, ReceiptRecord, SettlingPayment, Store,
+    StoreError,
 };
 use vrs_engine::backend::fast::Fast;
 use vrs_engine::backend::Backend;
@@ -946,6 +947,7 @@ fn idem(scope: &str, key: &str, tag: u8) -> IdempotencyKey {
         scope: scope.into(),
         key: key.into(),
         request_hash: [tag; 32],
+        claimed_at_ms: 0,
     }
 }
 
@@ -1137,13 +1139,16 @@ async fn api_keys_are_managed(s: &dyn Store) {
 /// An x402 nonce is reserved once (whatever became of it) and settles exactly one receipt.
 async fn payment_nonces_pay_once(s: &dyn Store) {
     let n1 = payment_nonce("0x01");
-    assert!(s.reserve_payment_nonce(&n1, 1).await.unwrap());
-    assert!(!s.reserve_payment_nonce(&n1, 2).await.unwrap(), "seen");
+    assert!(s.reserve_payment_nonce(&n1, 1, "{}").await.unwrap());
+    assert!(
+        !s.reserve_payment_nonce(&n1, 2, "{}").await.unwrap(),
+        "seen"
+    );
     s.fail_payment_nonce(&n1, "transfer reverted")
         .await
         .unwrap();
     assert!(
-        !s.reserve_payment_nonce(&n1, 3).await.unwrap(),
+        !s.reserve_payment_nonce(&n1, 3, "{}").await.unwrap(),
         "a failed nonce stays seen"
     );
     let err = s
@@ -1166,7 +1171,21 @@ async fn payment_nonces_pay_once(s: &dyn Store) {
     assert!(s.receipt("rcpt_00000002").await.unwrap().is_none());
 
     let n2 = payment_nonce("0x02");
-    assert!(s.reserve_payment_nonce(&n2, 4).await.unwrap());
+    assert!(s
+        .reserve_payment_nonce(&n2, 4, r#"{"prepared":2}"#)
+        .await
+        .unwrap());
+    // The recovery sees nonces still settling, reserved before its cut-off, with what their
+    // requests prepared (n1 failed: not settling).
+    assert_eq!(s.settling_payments(4, 10).await.unwrap(), vec![]);
+    assert_eq!(
+        s.settling_payments(5, 10).await.unwrap(),
+        vec![SettlingPayment {
+            nonce: n2.clone(),
+            seen_at_ms: 4,
+            prepared: Some(r#"{"prepared":2}"#.to_owned()),
+        }]
+    );
     s.insert_receipt(new_receipt(3, x402_payment("0x02")), None)
         .await
         .unwrap();
@@ -1188,9 +1207,14 @@ async fn payment_nonces_pay_once(s: &dyn Store) {
         "settled twice: {err}"
     );
     assert!(s.receipt("rcpt_00000004").await.unwrap().is_none());
+    assert_eq!(
+        s.settling_payments(100, 10).await.unwrap(),
+        vec![],
+        "settled"
+    );
     // Failing a settled nonce changes nothing.
     s.fail_payment_nonce(&n2, "late").await.unwrap();
-    assert!(!s.reserve_payment_nonce(&n2, 5).await.unwrap());
+    assert!(!s.reserve_payment_nonce(&n2, 5, "{}").await.unwrap());
     assert_eq!(s.notary_counts().await.unwrap().receipts, 1);
 }
 
@@ -1201,22 +1225,22 @@ async fn idempotency_keys_replay(s: &dyn Store) {
     s.create_api_key(&api_key("k1", 1, 5)).await.unwrap();
     let a = idem("k1", "key-a", 1);
     assert_eq!(
-        s.claim_idempotency_key(&a, 100, STALE).await.unwrap(),
+        s.claim_idempotency_key(&a.at(100), STALE).await.unwrap(),
         IdempotencyClaim::Started
     );
     assert_eq!(
-        s.claim_idempotency_key(&a, 200, STALE).await.unwrap(),
+        s.claim_idempotency_key(&a.at(200), STALE).await.unwrap(),
         IdempotencyClaim::InFlight
     );
     let other_body = idem("k1", "key-a", 2);
     assert_eq!(
-        s.claim_idempotency_key(&other_body, 200, STALE)
+        s.claim_idempotency_key(&other_body.at(200), STALE)
             .await
             .unwrap(),
         IdempotencyClaim::Mismatch
     );
     assert_eq!(
-        s.claim_idempotency_key(&idem("k2", "key-a", 2), 200, STALE)
+        s.claim_idempotency_key(&idem("k2", "key-a", 2).at(200), STALE)
             .await
             .unwrap(),
         IdempotencyClaim::Started,
@@ -1224,82 +1248,104 @@ async fn idempotency_keys_replay(s: &dyn Store) {
     );
     s.insert_receipt(
         new_receipt(1, key_payment("k1")),
-        Some((a.clone(), response(201))),
+        Some((a.at(100), response(201))),
     )
     .await
     .unwrap();
     for at in [300, 100 + 10 * STALE] {
         assert_eq!(
-            s.claim_idempotency_key(&a, at, STALE).await.unwrap(),
+            s.claim_idempotency_key(&a.at(at), STALE).await.unwrap(),
             IdempotencyClaim::Replay(response(201)),
             "at {at}"
         );
     }
     assert_eq!(
-        s.claim_idempotency_key(&other_body, 300, STALE)
+        s.claim_idempotency_key(&other_body.at(300), STALE)
             .await
             .unwrap(),
         IdempotencyClaim::Mismatch
     );
-    // Completing again (or a key never claimed) is refused, and the receipt is not stored.
-    for key in [a.clone(), idem("k1", "never-claimed", 1)] {
-        let err = s
-            .insert_receipt(
-                new_receipt(2, key_payment("k1")),
-                Some((key, response(201))),
-            )
+    // A receipt whose key no longer holds its claim (completed, or never claimed) is stored,
+    // and the key keeps its first answer.
+    for (n, key) in [(2, a.at(100)), (3, idem("k1", "never-claimed", 1).at(300))] {
+        s.insert_receipt(
+            new_receipt(n, key_payment("k1")),
+            Some((key, response(299))),
+        )
+        .await
+        .unwrap();
+        assert!(s
+            .receipt(&format!("rcpt_0000000{n}"))
             .await
-            .unwrap_err();
-        assert!(matches!(err, StoreError::Conflict(_)), "{err}");
+            .unwrap()
+            .is_some());
     }
-    assert!(s.receipt("rcpt_00000002").await.unwrap().is_none());
-    assert_eq!(s.api_key_by_hash([1; 32]).await.unwrap().unwrap().uses, 1);
+    assert_eq!(
+        s.claim_idempotency_key(&a.at(400), STALE).await.unwrap(),
+        IdempotencyClaim::Replay(response(201))
+    );
+    assert_eq!(s.api_key_by_hash([1; 32]).await.unwrap().unwrap().uses, 3);
 
     // A released claim can be made again; releasing a completed one does nothing.
     let b = idem("k1", "key-b", 3);
     assert_eq!(
-        s.claim_idempotency_key(&b, 400, STALE).await.unwrap(),
+        s.claim_idempotency_key(&b.at(400), STALE).await.unwrap(),
         IdempotencyClaim::Started
     );
-    s.release_idempotency_key("k1", "key-b").await.unwrap();
-    s.release_idempotency_key("k1", "no-such-key")
+    s.release_idempotency_key(&b.at(400)).await.unwrap();
+    s.release_idempotency_key(&idem("k1", "no-such-key", 3).at(400))
         .await
         .unwrap();
     assert_eq!(
-        s.claim_idempotency_key(&idem("k1", "key-b", 4), 500, STALE)
+        s.claim_idempotency_key(&idem("k1", "key-b", 4).at(500), STALE)
             .await
             .unwrap(),
         IdempotencyClaim::Started,
         "released: any request may use it"
     );
-    s.release_idempotency_key("k1", "key-a").await.unwrap();
+    s.release_idempotency_key(&a.at(100)).await.unwrap();
     assert_eq!(
-        s.claim_idempotency_key(&a, 600, STALE).await.unwrap(),
+        s.claim_idempotency_key(&a.at(600), STALE).await.unwrap(),
         IdempotencyClaim::Replay(response(201))
     );
 
     // A claim abandoned for `STALE` is taken over, once.
     let c = idem("k1", "key-c", 5);
     assert_eq!(
-        s.claim_idempotency_key(&c, 1_000, STALE).await.unwrap(),
+        s.claim_idempotency_key(&c.at(1_000), STALE).await.unwrap(),
         IdempotencyClaim::Started
     );
     assert_eq!(
-        s.claim_idempotency_key(&c, 1_999, STALE).await.unwrap(),
+        s.claim_idempotency_key(&c.at(1_999), STALE).await.unwrap(),
         IdempotencyClaim::InFlight
     );
     assert_eq!(
-        s.claim_idempotency_key(&c, 2_000, STALE).await.unwrap(),
+        s.claim_idempotency_key(&c.at(2_000), STALE).await.unwrap(),
         IdempotencyClaim::Started,
         "stale: taken over"
     );
     assert_eq!(
-        s.claim_idempotency_key(&c, 2_500, STALE).await.unwrap(),
+        s.claim_idempotency_key(&c.at(2_500), STALE).await.unwrap(),
         IdempotencyClaim::InFlight,
         "the takeover is in flight now"
     );
+    // The request that lost its claim can neither release nor complete it: its receipt is
+    // stored (it was paid for), the key stays the takeover's.
+    s.release_idempotency_key(&c.at(1_000)).await.unwrap();
+    s.insert_receipt(
+        new_receipt(4, key_payment("k1")),
+        Some((c.at(1_000), response(298))),
+    )
+    .await
+    .unwrap();
+    assert!(s.receipt("rcpt_00000004").await.unwrap().is_some());
     assert_eq!(
-        s.claim_idempotency_key(&idem("k1", "key-c", 6), 9_000, STALE)
+        s.claim_idempotency_key(&c.at(2_500), STALE).await.unwrap(),
+        IdempotencyClaim::InFlight,
+        "still the takeover's"
+    );
+    assert_eq!(
+        s.claim_idempotency_key(&idem("k1", "key-c", 6).at(9_000), STALE)
             .await
             .unwrap(),
         IdempotencyClaim::Mismatch,
@@ -1310,14 +1356,14 @@ async fn idempotency_keys_replay(s: &dyn Store) {
     assert_eq!(s.purge_idempotency_keys(100).await.unwrap(), 0);
     assert_eq!(s.purge_idempotency_keys(1_000_000).await.unwrap(), 1);
     assert_eq!(
-        s.claim_idempotency_key(&idem("k1", "key-a", 7), 700, STALE)
+        s.claim_idempotency_key(&idem("k1", "key-a", 7).at(700), STALE)
             .await
             .unwrap(),
         IdempotencyClaim::Started,
         "purged: the key is new again"
     );
     assert_eq!(
-        s.claim_idempotency_key(&c, 2_600, STALE).await.unwrap(),
+        s.claim_idempotency_key(&c.at(2_600), STALE).await.unwrap(),
         IdempotencyClaim::InFlight,
         "in flight: kept"
     );
@@ -1430,7 +1476,7 @@ async fn postgres_one_idempotency_claim_wins_a_race() {
             let claims: Vec<_> = (0..8)
                 .map(|i| {
                     let (s, key) = (Arc::clone(&stores[i % 2]), key.clone());
-                    tokio::spawn(async move { s.claim_idempotency_key(&key, at, 1_000).await })
+                    tokio::spawn(async move { s.claim_idempotency_key(&key.at(at), 1_000).await })
                 })
                 .collect();
             let mut started = 0;

@@ -13,17 +13,19 @@ use std::process::Command;
 use vrs_engine::merkle;
 
 /// Ganache's deterministic account 1 (the payer: the token mints 1000 USDC to it).
-const PAYER_KEY: &str = "0x6cbed15c793ce57650b9877cf6fa156fbef513c4e6134f022a85b1ffdd59b2a1";
-const PAYER: &str = "0xffcf8fdee72ac11b5c542428b35eef5769c409f0";
+pub(crate) const PAYER_KEY: &str =
+    "0x6cbed15c793ce57650b9877cf6fa156fbef513c4e6134f022a85b1ffdd59b2a1";
+pub(crate) const PAYER: &str = "0xffcf8fdee72ac11b5c542428b35eef5769c409f0";
 /// Account 2: no tokens.
-const BROKE_KEY: &str = "0x6370fd033278c143179d81c5526140625662b8daa446c22ee2d73db3707e620c";
+pub(crate) const BROKE_KEY: &str =
+    "0x6370fd033278c143179d81c5526140625662b8daa446c22ee2d73db3707e620c";
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// Deploys FiatToken and mints to the payer; returns the token address.
-fn deploy_token(g: &Ganache) -> String {
+pub(crate) fn deploy_token(g: &Ganache) -> String {
     let out = Command::new("node")
         .arg(repo().join("tools/evm/deploy-fiattoken.js"))
         .args(["--rpc", &g.url, "--mint", &format!("{PAYER}=1000000000")])
@@ -34,14 +36,14 @@ fn deploy_token(g: &Ganache) -> String {
     v["token"].as_str().unwrap().to_owned()
 }
 
-fn balance(g: &Ganache, token: &str, who: &str) -> u128 {
+pub(crate) fn balance(g: &Ganache, token: &str, who: &str) -> u128 {
     let data = format!("0x70a08231{:0>64}", who.trim_start_matches("0x"));
     let r = g.rpc("eth_call", json!([{"to": token, "data": data}, "latest"]));
     u128::from_str_radix(r.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
 }
 
 /// Pays one request with the official client; returns its printed result.
-fn pay(url: &str, key: &str, token: &str, body: &str, extra: &[&str]) -> Value {
+pub(crate) fn pay(url: &str, key: &str, token: &str, body: &str, extra: &[&str]) -> Value {
     let python = repo().join("tools/x402/.venv/bin/python");
     assert!(
         python.exists(),
@@ -63,11 +65,11 @@ fn pay(url: &str, key: &str, token: &str, body: &str, extra: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn sha(text: &str) -> String {
+pub(crate) fn sha(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
-fn decode_b64_json(v: &str) -> Value {
+pub(crate) fn decode_b64_json(v: &str) -> Value {
     use base64::Engine;
     serde_json::from_slice(&base64::engine::general_purpose::STANDARD.decode(v).unwrap()).unwrap()
 }
