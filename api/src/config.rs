@@ -53,6 +53,11 @@ pub struct ServeConfig {
     /// the epoch VDF; 0 turns the generator off).
     #[arg(long, env = "VRS_POOL_THREADS")]
     pub pool_threads: Option<usize>,
+    /// Batch backend the pool generator computes entries on: cpu, simd, gpu (feature `gpu`),
+    /// or auto (the fastest that runs here: a real GPU, else simd or cpu, whichever is faster
+    /// on this CPU).
+    #[arg(long, env = "VRS_BATCH_BACKEND", default_value = "auto", value_parser = parse_batch_backend)]
+    pub batch_backend: BatchChoice,
     /// Squarings per pool entry (T_pool), recorded per entry.
     #[arg(long, env = "VRS_POOL_ITERATIONS", default_value_t = 1024,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -160,6 +165,18 @@ pub struct ServeConfig {
     pub x402_recover_after: u64,
 }
 
+/// `--batch-backend`: a kind, or `None` for auto.
+pub type BatchChoice = Option<vrs_engine::batch::BatchKind>;
+
+fn parse_batch_backend(s: &str) -> Result<BatchChoice, String> {
+    match s.trim() {
+        "auto" => Ok(None),
+        other => vrs_engine::batch::BatchKind::parse(other)
+            .map(Some)
+            .map_err(|_| format!("{other:?}: use auto, cpu, simd or gpu")),
+    }
+}
+
 fn parse_amount(s: &str) -> Result<Amount, String> {
     Amount::parse_json_number(s)
 }
@@ -183,6 +200,7 @@ impl ServeConfig {
             target_depth: self.pool_depth,
             refill_rate: self.pool_refill_rate,
             instant_default: self.instant_bets,
+            batch_backend: self.batch_backend,
         }
     }
 

@@ -7,12 +7,10 @@ use crate::epoch::now_ms;
 use crate::store::{PoolBatch, Store};
 use anyhow::Context;
 use rand::RngCore;
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-use vrs_engine::backend::fast::Fast;
-use vrs_engine::backend::Backend;
+use vrs_engine::batch::{self, BatchBackend, BatchKind};
 use vrs_engine::group::Modulus;
 use vrs_engine::pool::{self, BatchLink, Entry};
 
@@ -32,6 +30,8 @@ pub struct PoolConfig {
     pub refill_rate: u64,
     /// Whether a bet without `"instant"` takes the pool path.
     pub instant_default: bool,
+    /// The batch backend entries are computed on (`None`: the fastest that runs here).
+    pub batch_backend: Option<BatchKind>,
 }
 
 impl PoolConfig {
@@ -45,6 +45,7 @@ impl PoolConfig {
             target_depth: 0,
             refill_rate: 0,
             instant_default: false,
+            batch_backend: Some(BatchKind::Cpu),
         }
     }
 }
@@ -56,10 +57,9 @@ pub struct PoolStatus {
     /// Entries per second over the last batch, ×1000.
     pub rate_milli: AtomicU64,
     pub batches_since_start: AtomicU64,
+    /// The batch backend the generator computes on, once it has started.
+    pub backend: OnceLock<String>,
 }
-
-/// The name of the backend the generator squares with (the batch backends come later).
-pub const BACKEND: &str = "cpu-fast (one entry per thread)";
 
 #[derive(Debug)]
 pub struct Generator {
@@ -67,7 +67,8 @@ pub struct Generator {
     modulus: Modulus,
     config: PoolConfig,
     status: Arc<PoolStatus>,
-    threads: Arc<rayon::ThreadPool>,
+    /// Opened on the first batch (timing the candidates takes a moment).
+    batch: Option<Arc<dyn BatchBackend>>,
     /// Whether the reserve is being refilled (between low water and the target depth).
     filling: bool,
 }
@@ -79,19 +80,46 @@ impl Generator {
         config: PoolConfig,
         status: Arc<PoolStatus>,
     ) -> anyhow::Result<Self> {
-        let threads = rayon::ThreadPoolBuilder::new()
-            .num_threads(config.threads.max(1))
-            .thread_name(|i| format!("pool-{i}"))
-            .build()
-            .context("starting the pool generator's threads")?;
         Ok(Self {
             store,
             modulus,
             config,
             status,
-            threads: Arc::new(threads),
+            batch: None,
             filling: true,
         })
+    }
+
+    /// The batch backend: the one configured, or the fastest that runs here. A configured
+    /// one that cannot run here falls back to the fastest, with a warning.
+    fn backend(&mut self) -> Arc<dyn BatchBackend> {
+        if let Some(b) = &self.batch {
+            return Arc::clone(b);
+        }
+        let threads = self.config.threads.max(1);
+        let chosen = match self
+            .config
+            .batch_backend
+            .map(|k| batch::open_with(k, threads))
+        {
+            Some(Ok(b)) => b,
+            other => {
+                if let Some(Err(e)) = other {
+                    tracing::warn!(error = %e, "pool generator: the configured batch backend cannot run here; using the fastest that can");
+                }
+                let (b, notes) = batch::fastest(&self.modulus, threads);
+                for n in notes {
+                    tracing::info!(note = %n, "pool generator: batch backend not used");
+                }
+                b
+            }
+        };
+        let b: Arc<dyn BatchBackend> = Arc::from(chosen);
+        let described = format!("{} ({})", b.name(), b.describe());
+        tracing::info!(backend = %described, "pool generator: batch backend");
+        let _ = self.status.backend.set(described);
+        self.batch = Some(Arc::clone(&b));
+        b
     }
 
     /// Keeps the reserve between low water and the target depth, forever. Errors are logged
@@ -178,11 +206,15 @@ impl Generator {
         Ok(true)
     }
 
-    /// The batch's entries, computed side by side on the generator's threads.
-    async fn compute(&self, link: &BatchLink, first: u64, size: u64) -> anyhow::Result<Vec<Entry>> {
+    /// The batch's entries, computed side by side on the batch backend.
+    async fn compute(
+        &mut self,
+        link: &BatchLink,
+        first: u64,
+        size: u64,
+    ) -> anyhow::Result<Vec<Entry>> {
         let seed = pool::batch_seed(link);
         let modulus = self.modulus.clone();
-        let threads = Arc::clone(&self.threads);
         let t = self.config.iterations;
         let secrets: Vec<[u8; 32]> = (0..size)
             .map(|_| {
@@ -191,17 +223,9 @@ impl Generator {
                 r
             })
             .collect();
+        let backend = self.backend();
         tokio::task::spawn_blocking(move || {
-            let fast = Fast::prepare(&modulus)?;
-            threads.install(|| {
-                secrets
-                    .into_par_iter()
-                    .enumerate()
-                    .map(|(k, r)| {
-                        pool::compute_entry(&fast, &modulus, &seed, first + k as u64, r, t)
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-            })
+            pool::compute_entries(backend.as_ref(), &modulus, &seed, first, &secrets, t)
         })
         .await
         .context("the pool generator's task failed")?

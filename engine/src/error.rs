@@ -2,8 +2,9 @@
 
 use thiserror::Error;
 
-/// Everything the engine can refuse. Every variant is the caller's fault: malformed input, an
-/// unknown name, an out-of-range parameter, or a proof that does not check.
+/// Everything the engine can refuse. Every variant but [`Error::Unavailable`] and [`Error::Gpu`]
+/// (this machine's) is the caller's fault: malformed input, an unknown name, an out-of-range
+/// parameter, or a proof that does not check.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum Error {
     /// An encoded element has the wrong number of bytes for the modulus.
@@ -32,6 +33,10 @@ pub enum Error {
     /// A backend name that this build does not know (or was built without).
     #[error("unknown backend {0:?}; available: {1}")]
     UnknownBackend(String, String),
+    /// A backend this build knows that cannot run here (not compiled in, or this machine
+    /// lacks what it needs).
+    #[error("backend {0:?} is not available here: {1}")]
+    Unavailable(String, String),
     /// The Wesolowski prime ℓ is not the one hash-to-prime gives for (N, x, y, T).
     #[error("proof: challenge prime l does not match hash-to-prime(N, x, y, T)")]
     WrongChallenge,
@@ -47,6 +52,10 @@ pub enum Error {
     /// A pool entry's input is not the one its batch seed and index derive.
     #[error("pool entry {index}: x is not derived from its batch seed and index")]
     PoolInputMismatch { index: u64 },
+    /// The GPU batch backend could not start (no adapter, no device) or a GPU operation failed.
+    /// Not the caller's fault: callers fall back to a CPU backend.
+    #[error("gpu: {0}")]
+    Gpu(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

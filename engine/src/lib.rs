@@ -16,6 +16,7 @@
 
 pub mod anchor;
 pub mod backend;
+pub mod batch;
 pub mod calibrate;
 pub mod epoch;
 pub mod error;

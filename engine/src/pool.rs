@@ -20,11 +20,14 @@
 //! H(tag, …) is the tagged SHA-256 of [`crate::hash`]; root_0 is 32 zero bytes.
 
 use crate::backend::Backend;
+use crate::batch::BatchBackend;
 use crate::error::Result;
-use crate::group::Modulus;
+use crate::group::{Element, Modulus};
 use crate::hash::tagged;
 use crate::merkle::{self, Hash};
 use crate::vdf::{self, EvalOptions, CHALLENGE_BYTES};
+use num_bigint::BigUint;
+use rayon::prelude::*;
 use sha2::Digest;
 
 pub const TAG_POOL_BATCH: &[u8] = b"vrs/v1/pool-batch";
@@ -108,6 +111,59 @@ pub fn compute_entry<B: Backend>(
     })
 }
 
+/// Entries `first`, `first + 1`, … of a batch (one per secret), computed side by side on a
+/// batch backend: every input squared T times at once, then every proof π = x^⌊2^T/ℓ⌋ as
+/// one batch of exponentiations. The same entries, byte for byte, as [`compute_entry`].
+pub fn compute_entries(
+    batch: &dyn BatchBackend,
+    modulus: &Modulus,
+    batch_seed: &[u8; 32],
+    first: u64,
+    secrets: &[[u8; 32]],
+    iterations: u64,
+) -> Result<Vec<Entry>> {
+    if iterations == 0 {
+        return Err(crate::error::Error::ZeroIterations);
+    }
+    let xs: Vec<Element> = secrets
+        .par_iter()
+        .enumerate()
+        .map(|(k, r)| modulus.hash_to_group(&entry_seed(batch_seed, first + k as u64, r)))
+        .collect();
+    let mut ys: Vec<BigUint> = xs.iter().map(|x| x.value().clone()).collect();
+    batch.square_many(modulus, &mut ys, iterations)?;
+    let ys = ys
+        .iter()
+        .map(|y| modulus.element(&modulus.canonical(y)))
+        .collect::<Result<Vec<_>>>()?;
+    let ls: Vec<BigUint> = xs
+        .par_iter()
+        .zip(&ys)
+        .map(|(x, y)| vdf::hash_to_prime(modulus, x, y, iterations).0)
+        .collect();
+    let two_t = BigUint::from(1u8) << iterations;
+    let quotients: Vec<BigUint> = ls.iter().map(|l| &two_t / l).collect();
+    let bases: Vec<BigUint> = xs.iter().map(|x| x.value().clone()).collect();
+    let pis = batch.pow_many(modulus, &bases, &quotients)?;
+    let mut entries = Vec::with_capacity(secrets.len());
+    for (k, secret) in secrets.iter().enumerate() {
+        let pi = modulus.element(&modulus.canonical(&pis[k]))?;
+        let l = ls[k].to_bytes_be();
+        let mut l_fixed = vec![0u8; CHALLENGE_BYTES.saturating_sub(l.len())];
+        l_fixed.extend_from_slice(&l);
+        entries.push(Entry {
+            index: first + k as u64,
+            secret: *secret,
+            iterations,
+            x: modulus.encode(&xs[k]),
+            y: modulus.encode(&ys[k]),
+            l: l_fixed,
+            pi: modulus.encode(&pi),
+        });
+    }
+    Ok(entries)
+}
+
 /// Checks that `entry` is entry `entry.index` of the batch with seed `batch_seed`: its input
 /// is the one derived with its (revealed) secret, and its proof verifies.
 pub fn verify_entry(modulus: &Modulus, batch_seed: &[u8; 32], entry: &Entry) -> Result<()> {
@@ -187,6 +243,24 @@ mod tests {
         let b = compute_entry(&fast, &m, &seed, 6, [9; 32], 200).unwrap();
         assert_ne!(a.x, b.x, "each index has its own input");
         assert_eq!(a.l.len(), CHALLENGE_BYTES);
+    }
+
+    #[test]
+    fn batched_entries_equal_one_by_one_entries() {
+        let seed = batch_seed(&link());
+        let secrets: Vec<[u8; 32]> = (0..5u8).map(|i| [i; 32]).collect();
+        for (name, t) in [("test512", 1), ("test512", 200), ("rsa2048", 64)] {
+            let m = Modulus::by_name(name).unwrap();
+            let fast = Fast::prepare(&m).unwrap();
+            let batched =
+                compute_entries(&crate::batch::cpu::Cpu::new(), &m, &seed, 10, &secrets, t)
+                    .unwrap();
+            for (k, e) in batched.iter().enumerate() {
+                let one = compute_entry(&fast, &m, &seed, 10 + k as u64, secrets[k], t).unwrap();
+                assert_eq!(e, &one, "{name}, T = {t}, entry {k}");
+                verify_entry(&m, &seed, e).unwrap();
+            }
+        }
     }
 
     #[test]

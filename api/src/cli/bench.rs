@@ -1,5 +1,6 @@
-//! `vrs bench vdf` (ns per squaring per backend, against GMP in the same run) and
-//! `vrs bench proof` (an epoch-sized evaluation, its proof and verification).
+//! `vrs bench vdf` (ns per squaring per backend, against GMP in the same run),
+//! `vrs bench proof` (an epoch-sized evaluation, its proof and verification) and
+//! `vrs bench pool`; `vrs bench batch` and `vrs bench verify` live in bench_batch.rs.
 
 use super::progress;
 use anyhow::bail;
@@ -25,6 +26,12 @@ pub enum BenchCommand {
     /// Pool generation: complete entries (T_pool squarings, proof, leaf) per second on each
     /// backend, on one thread and on all, against `fast` on one thread in the same run.
     Pool(PoolBenchArgs),
+    /// Batch backends (cpu, simd, gpu): squarings per second against batch size, many
+    /// independent values at once, with a table, --json and an SVG chart (--plot).
+    Batch(super::bench_batch::BatchBenchArgs),
+    /// Batch verification of Wesolowski proofs on each batch backend: proofs per second
+    /// against batch size, with a table, --json and an SVG chart (--plot).
+    Verify(super::bench_batch::VerifyBenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -92,6 +99,8 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Vdf(args) => bench_vdf(args),
         BenchCommand::Proof(args) => bench_proof(args),
         BenchCommand::Pool(args) => bench_pool(args),
+        BenchCommand::Batch(args) => super::bench_batch::bench_batch(args),
+        BenchCommand::Verify(args) => super::bench_batch::bench_verify(args),
     }
 }
 

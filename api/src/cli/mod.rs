@@ -1,7 +1,9 @@
 //! Command-line interface: `vrs serve`, `vrs vdf …`, `vrs bench …` and `vrs keys …`.
 
 mod bench;
+mod bench_batch;
 mod keys;
+mod plot;
 mod progress;
 mod serve;
 mod vdf;

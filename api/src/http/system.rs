@@ -333,7 +333,7 @@ fn pool_json(state: &State, pool: &crate::store::PoolCounts) -> Value {
         "generated": pool.generated,
         "generated_since_start": st.generated_since_start.load(Ordering::Relaxed),
         "generated_per_second": st.rate_milli.load(Ordering::Relaxed) as f64 / 1000.0,
-        "backend": crate::pool::BACKEND,
+        "backend": st.backend.get().map(String::as_str),
         "threads": c.threads,
         "iterations": c.iterations,
         "batch_size": c.batch_size,

@@ -46,6 +46,77 @@ fn bench_vdf_json_rows() {
     }
 }
 
+/// `vrs bench batch` and `vrs bench verify`: the documented JSON rows for every size, and an
+/// SVG chart with one labelled line per backend.
+#[test]
+fn bench_batch_and_verify_write_json_and_a_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    for (what, field, per) in [
+        ("batch", "squarings_per_s", "ns_per_square"),
+        ("verify", "proofs_per_s", "us_per_proof"),
+    ] {
+        let svg = dir.path().join(format!("{what}.svg"));
+        let mut args = vec![
+            "bench",
+            what,
+            "--backend",
+            "cpu",
+            "--sizes",
+            "1,4,32",
+            "--modulus",
+            "test512",
+            "--seconds",
+            "0.05",
+            "--json",
+            "--plot",
+            svg.to_str().unwrap(),
+        ];
+        if what == "verify" {
+            args.extend(["--iterations", "50"]);
+        }
+        let o = vrs(&args, "");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let rows: Vec<Value> = serde_json::from_str(&stdout(&o)).expect("JSON array");
+        let sizes: Vec<u64> = rows.iter().filter_map(|r| r["batch"].as_u64()).collect();
+        assert_eq!(sizes, [1, 4, 32], "{what}: {rows:?}");
+        let scale = if what == "batch" { 1e9 } else { 1e6 };
+        for r in &rows {
+            assert_eq!(r["backend"], "cpu", "{r}");
+            let rate = r[field].as_f64().expect(field);
+            let each = r[per].as_f64().expect(per);
+            assert!(
+                rate > 0.0 && (rate * each / scale - 1.0).abs() < 1e-6,
+                "{r}"
+            );
+        }
+        let chart = std::fs::read_to_string(&svg).expect("the chart is written");
+        assert!(chart.starts_with("<svg"), "{what}: not SVG");
+        let labels: Vec<&str> = chart
+            .split("</text>")
+            .filter_map(|t| t.rsplit('>').next().map(str::trim))
+            .collect();
+        assert!(labels.contains(&"cpu"), "{what}: the cpu line is labelled");
+    }
+}
+
+#[test]
+fn bench_batch_refuses_bad_arguments() {
+    for args in [
+        &["bench", "batch", "--backend", "cpu,nope"][..],
+        &["bench", "batch", "--sizes", "1,x"][..],
+    ] {
+        let o = vrs(args, "");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("invalid value"),
+            "{args:?}"
+        );
+    }
+    let o = vrs(&["bench", "batch", "--sizes", "0"], "");
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--sizes"));
+}
+
 #[test]
 fn bench_rejects_unknown_backend() {
     let o = vrs(&["bench", "vdf", "--backends", "fast,nope"], "");

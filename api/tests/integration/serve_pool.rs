@@ -147,6 +147,14 @@ fn instant_bets_of_every_type_resolve_at_once_and_verify() {
         pool["last_batch"]["root"].as_str().unwrap().len() == 64,
         "{pool}"
     );
+    // The generator names the batch backend it computes on (--batch-backend auto here).
+    let backend = pool["backend"].as_str().unwrap_or_default();
+    assert!(
+        ["cpu (", "simd (", "gpu ("]
+            .iter()
+            .any(|b| backend.starts_with(b)),
+        "{pool}"
+    );
 
     // The audit view of batch 1: its leaf hashes give its root, and the served entries name
     // their games, in index order; unserved entries show nothing but their hash.

@@ -2,5 +2,10 @@
 //! prove/verify round trips and tampering, and the committed test vectors.
 
 mod backends;
+mod batch_cpu;
+#[cfg(feature = "gpu")]
+mod batch_gpu;
+mod batch_simd;
+mod batch_support;
 mod vectors;
 mod wesolowski;
