@@ -91,35 +91,37 @@ impl Generator {
     }
 
     /// The batch backend: the one configured, or the fastest that runs here. A configured
-    /// one that cannot run here falls back to the fastest, with a warning.
-    fn backend(&mut self) -> Arc<dyn BatchBackend> {
+    /// one that cannot run here falls back to the fastest, with a warning. Opening one can
+    /// take seconds (a GPU device, the timing of candidates): done off the async runtime.
+    async fn backend(&mut self) -> anyhow::Result<Arc<dyn BatchBackend>> {
         if let Some(b) = &self.batch {
-            return Arc::clone(b);
+            return Ok(Arc::clone(b));
         }
         let threads = self.config.threads.max(1);
-        let chosen = match self
-            .config
-            .batch_backend
-            .map(|k| batch::open_with(k, threads))
-        {
-            Some(Ok(b)) => b,
-            other => {
-                if let Some(Err(e)) = other {
-                    tracing::warn!(error = %e, "pool generator: the configured batch backend cannot run here; using the fastest that can");
+        let (configured, modulus) = (self.config.batch_backend, self.modulus.clone());
+        let chosen = tokio::task::spawn_blocking(move || {
+            match configured.map(|k| batch::open_with(k, threads)) {
+                Some(Ok(b)) => b,
+                other => {
+                    if let Some(Err(e)) = other {
+                        tracing::warn!(error = %e, "pool generator: the configured batch backend cannot run here; using the fastest that can");
+                    }
+                    let (b, notes) = batch::fastest(&modulus, threads);
+                    for n in notes {
+                        tracing::info!(note = %n, "pool generator: batch backend not used");
+                    }
+                    b
                 }
-                let (b, notes) = batch::fastest(&self.modulus, threads);
-                for n in notes {
-                    tracing::info!(note = %n, "pool generator: batch backend not used");
-                }
-                b
             }
-        };
+        })
+        .await
+        .context("opening the pool generator's batch backend")?;
         let b: Arc<dyn BatchBackend> = Arc::from(chosen);
         let described = format!("{} ({})", b.name(), b.describe());
         tracing::info!(backend = %described, "pool generator: batch backend");
         let _ = self.status.backend.set(described);
         self.batch = Some(Arc::clone(&b));
-        b
+        Ok(b)
     }
 
     /// Keeps the reserve between low water and the target depth, forever. Errors are logged
@@ -223,7 +225,7 @@ impl Generator {
                 r
             })
             .collect();
-        let backend = self.backend();
+        let backend = self.backend().await?;
         tokio::task::spawn_blocking(move || {
             pool::compute_entries(backend.as_ref(), &modulus, &seed, first, &secrets, t)
         })
