@@ -1,191 +1,97 @@
-// Montgomery arithmetic modulo one odd N of 2..64 limbs of 32 bits (64..2048 bits), one
-// independent chain per invocation. Loaded by engine/src/batch/gpu.rs.
+// Montgomery arithmetic modulo one odd N of 64 to 2048 bits, one independent chain per
+// invocation. A template: engine/src/batch/gpu/kernel.rs fills in the double-brace markers for one
+// digit count D and writes the arithmetic out as straight-line code, then wgpu compiles it.
 //
-// Numbers are little-endian arrays of u32 limbs. WGSL has no 64-bit integers, so a 32×32→64
-// product is built from four 16×16→32 products (`mul_wide`). R = 2^(32·limbs); the host
-// converts values into Montgomery form (x·R mod N) and back, and computes n0inv = −N^(−1) mod
-// 2^32. Every function keeps its result below N, so values stay canonical between dispatches.
+// Numbers: D digits of 28 bits, little-endian, each in a u32. Products are 64-bit (the
+// `wgpu-shader-int64` feature): a column of a Montgomery product receives at most 2·D products
+// below 2^56, and 2·74·2^56 + 2^36 < 2^64, so a whole column accumulates in one u64 with no
+// carry handling (a 32-bit radix would need a carry test after every product). R = 2^(28·D)
+// > 4N, so values below 2N stay below 2N through every product: no final subtraction; the host
+// subtracts N once, if needed, after `convert` has taken values out of Montgomery form.
 //
-// The limb count is a uniform, not a pipeline constant: private arrays must have a fixed size in
-// WGSL anyway, and one pipeline then serves every modulus. Loops run to `params.limbs`.
+// Why straight-line code: every digit index is a constant, so the driver keeps the digits in
+// registers (a loop with a run-time index would put them in memory), and an invocation runs
+// one loop iteration per step (drivers that cap loop iterations see few).
 //
-// Layout of `values` (and `bases`): structure of arrays, limb j of item i at j·count + i, so the
-// invocations of a workgroup read consecutive words (coalesced on real GPUs).
+// Layout of `values` (and `bases`): structure of arrays, digit j of item i at j·count + i, so
+// the invocations of a workgroup read consecutive words (coalesced on real GPUs).
 //
-// Timing: the conditional subtraction is branch-free, but the pow kernel's multiply depends on
-// the exponent bit. Neither matters here: VDF inputs and verification exponents are public.
+// Timing: `pow_many`'s multiply follows the exponent bits. VDF inputs and verification
+// exponents are public.
 
-const MAX_LIMBS: u32 = 64u;
+const DIGITS: u32 = {{DIGITS}}u;
+const MASK: u32 = 0xfffffffu;
 const WORKGROUP: u32 = 64u;
 
 struct Params {
-    // Limbs of N (2..64).
-    limbs: u32,
     // Items in this dispatch; also the stride of the structure-of-arrays layout.
     count: u32,
     // square_many: squarings in this dispatch. pow_many: exponent rounds in this dispatch.
     steps: u32,
     // pow_many: the first round of this dispatch (round r handles bit bits − 2 − r).
     first: u32,
-    // −N^(−1) mod 2^32.
+    // −N^(−1) mod 2^28.
     n0inv: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
+    // N's digits, four to a vector (uniform arrays have a 16-byte stride).
+    modulus: array<vec4<u32>, {{MODULUS_VECS}}>,
+    // convert: the factor F of values[i] ← values[i]·F·R^(−1): R² mod N takes plain values
+    // into Montgomery form, 1 takes them out.
+    factor: array<vec4<u32>, {{MODULUS_VECS}}>,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> modulus: array<u32>;
-@group(0) @binding(2) var<storage, read_write> values: array<u32>;
+@group(0) @binding(1) var<storage, read_write> values: array<u32>;
 // pow_many only: the bases in Montgomery form, the exponents' words (little-endian, item after
 // item) and, per item, (offset of its first word, bit length of its exponent).
-@group(0) @binding(3) var<storage, read> bases: array<u32>;
-@group(0) @binding(4) var<storage, read> exp_words: array<u32>;
-@group(0) @binding(5) var<storage, read> exp_meta: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> bases: array<u32>;
+@group(0) @binding(3) var<storage, read> exp_words: array<u32>;
+@group(0) @binding(4) var<storage, read> exp_meta: array<vec2<u32>>;
 
-// a·b as (low word, high word).
-fn mul_wide(a: u32, b: u32) -> vec2<u32> {
-    let a0 = a & 0xffffu;
-    let a1 = a >> 16u;
-    let b0 = b & 0xffffu;
-    let b1 = b >> 16u;
-    let p00 = a0 * b0;
-    let p01 = a0 * b1;
-    let p10 = a1 * b0;
-    let p11 = a1 * b1;
-    // The middle sum can exceed 32 bits; its carry is worth 2^48, i.e. 2^16 in the high word.
-    let mid = p01 + p10;
-    let mid_carry = select(0u, 0x10000u, mid < p01);
-    let lo = p00 + (mid << 16u);
-    let lo_carry = select(0u, 1u, lo < p00);
-    let hi = p11 + (mid >> 16u) + mid_carry + lo_carry;
-    return vec2<u32>(lo, hi);
-}
-
-// t + a·b + c as (low word, high word); at most (2^32 − 1)^2 + 2·(2^32 − 1) = 2^64 − 1.
-fn mac(t: u32, a: u32, b: u32, c: u32) -> vec2<u32> {
-    let p = mul_wide(a, b);
-    let s = p.x + t;
-    var hi = p.y + select(0u, 1u, s < t);
-    let s2 = s + c;
-    hi = hi + select(0u, 1u, s2 < c);
-    return vec2<u32>(s2, hi);
-}
-
-// out ← t − N if (top, t) ≥ N, else t; (top, t) < 2N. Two passes instead of a scratch array:
-// the first finds the borrow, the second writes the chosen value without a branch.
-fn reduce_once(t: ptr<function, array<u32, 128>>, base: u32, top: u32,
-               out: ptr<function, array<u32, 64>>) {
-    let limbs = params.limbs;
-    var borrow = 0u;
-    for (var j = 0u; j < limbs; j = j + 1u) {
-        let tj = (*t)[base + j];
-        let nj = modulus[j];
-        let d = tj - nj;
-        borrow = select(0u, 1u, tj < nj || d < borrow);
-    }
-    // (top, t) − N is non-negative iff the borrow out of the low limbs is covered by top.
-    let take = top >= borrow;
-    borrow = 0u;
-    for (var j = 0u; j < limbs; j = j + 1u) {
-        let tj = (*t)[base + j];
-        let nj = modulus[j];
-        let d = tj - nj;
-        let d2 = d - borrow;
-        borrow = select(0u, 1u, tj < nj || d < borrow);
-        (*out)[j] = select(tj, d2, take);
-    }
-}
-
-// x ← x²·R^(−1) mod N: the square by separated operand scanning (each cross product once, then
-// doubled: about ½·limbs² products instead of limbs²), then Montgomery reduction word by word.
-fn mont_sqr(x: ptr<function, array<u32, 64>>) {
-    let limbs = params.limbs;
+// x ← x²·R^(−1) mod N (below 2N), by product scanning: column k gathers the cross products
+// x[i]·x[k−i] once and doubles them, adds the square on the diagonal and the reduction terms
+// m[j]·N[k−j], and for k < D chooses m[k] so that the column's low 28 bits vanish.
+// Digits are `let` values (x3, m3, n3, t3): one expression per column keeps the module small
+// for the shader compiler (naga's time grows faster than the statement count).
+fn mont_sqr(x: ptr<function, array<u32, {{DIGITS}}>>) {
     let n0inv = params.n0inv;
-    // 2·limbs words of product (zero-initialised by WGSL); word 2·limbs is `top` below.
-    var p: array<u32, 128>;
-    // Cross products x[i]·x[j], i < j. Row i ends at p[i + limbs], which no earlier row reached.
-    for (var i = 0u; i + 1u < limbs; i = i + 1u) {
-        let xi = (*x)[i];
-        var c = 0u;
-        for (var j = i + 1u; j < limbs; j = j + 1u) {
-            let r = mac(p[i + j], xi, (*x)[j], c);
-            p[i + j] = r.x;
-            c = r.y;
-        }
-        p[i + limbs] = c;
-    }
-    // Double: the cross sum is below x²/2 < 2^(64·limbs − 1), so no bit falls off the top.
-    for (var i = 2u * limbs - 1u; i > 0u; i = i - 1u) {
-        p[i] = (p[i] << 1u) | (p[i - 1u] >> 31u);
-    }
-    p[0] = p[0] << 1u;
-    // Diagonal squares x[i]² at word 2i; each carry is at most 1.
-    var c = 0u;
-    for (var i = 0u; i < limbs; i = i + 1u) {
-        let sq = mul_wide((*x)[i], (*x)[i]);
-        let s0 = p[2u * i] + sq.x;
-        var c0 = select(0u, 1u, s0 < sq.x);
-        let s1 = s0 + c;
-        c0 = c0 + select(0u, 1u, s1 < c);
-        p[2u * i] = s1;
-        let h0 = p[2u * i + 1u] + sq.y;
-        var c1 = select(0u, 1u, h0 < sq.y);
-        let h1 = h0 + c0;
-        c1 = c1 + select(0u, 1u, h1 < c0);
-        p[2u * i + 1u] = h1;
-        c = c1;
-    }
-    // Reduction: add m·N·2^(32i) so that word i becomes zero. The total stays below
-    // N² + R·N < 2·R·N, so one extra bit (`top`) holds what overflows word 2·limbs − 1.
-    var top = 0u;
-    for (var i = 0u; i < limbs; i = i + 1u) {
-        let m = p[i] * n0inv;
-        var carry = 0u;
-        for (var j = 0u; j < limbs; j = j + 1u) {
-            let r = mac(p[i + j], m, modulus[j], carry);
-            p[i + j] = r.x;
-            carry = r.y;
-        }
-        let s = p[i + limbs] + carry;
-        let c2 = select(0u, 1u, s < carry);
-        let s2 = s + top;
-        top = c2 + select(0u, 1u, s2 < top);
-        p[i + limbs] = s2;
-    }
-    reduce_once(&p, limbs, top, x);
+    var acc = 0lu;
+{{SQR}}
 }
 
-// a ← a·b·R^(−1) mod N by coarsely integrated operand scanning (CIOS): one row of a·b[i], then
-// one reduction row, with limbs + 2 words of state.
-fn mont_mul(a: ptr<function, array<u32, 64>>, b: ptr<function, array<u32, 64>>) {
-    let limbs = params.limbs;
+// a ← a·b·R^(−1) mod N (below 2N), by product scanning as in `mont_sqr`.
+fn mont_mul(a: ptr<function, array<u32, {{DIGITS}}>>, b: ptr<function, array<u32, {{DIGITS}}>>) {
     let n0inv = params.n0inv;
-    var t: array<u32, 128>;
-    for (var i = 0u; i < limbs; i = i + 1u) {
-        let bi = (*b)[i];
-        var c = 0u;
-        for (var j = 0u; j < limbs; j = j + 1u) {
-            let r = mac(t[j], (*a)[j], bi, c);
-            t[j] = r.x;
-            c = r.y;
+    var acc = 0lu;
+{{MUL}}
+}
+
+// a ← a·b·R^(−1) mod N (below 2N), the same product scanning as `mont_mul` written as loops:
+// for `convert`, which runs once per call, so it is kept small (quick for a driver to compile)
+// rather than fast.
+fn mont_mul_compact(a: ptr<function, array<u32, {{DIGITS}}>>,
+                    b: ptr<function, array<u32, {{DIGITS}}>>) {
+    let n0inv = params.n0inv;
+    var m: array<u32, {{DIGITS}}>;
+    var t: array<u32, {{DIGITS}}>;
+    var acc = 0lu;
+    for (var k = 0u; k < 2u * DIGITS - 1u; k = k + 1u) {
+        let lo = select(0u, k + 1u - DIGITS, k + 1u > DIGITS);
+        for (var i = lo; i <= min(k, DIGITS - 1u); i = i + 1u) {
+            acc += u64((*a)[i]) * u64((*b)[k - i]);
         }
-        let s = t[limbs] + c;
-        t[limbs + 1u] = select(0u, 1u, s < c);
-        t[limbs] = s;
-        let m = t[0] * n0inv;
-        var r = mac(t[0], m, modulus[0], 0u);
-        c = r.y;
-        for (var j = 1u; j < limbs; j = j + 1u) {
-            r = mac(t[j], m, modulus[j], c);
-            t[j - 1u] = r.x;
-            c = r.y;
+        for (var j = lo; j < min(k, DIGITS); j = j + 1u) {
+            acc += u64(m[j]) * u64(params.modulus[(k - j) / 4u][(k - j) % 4u]);
         }
-        let s2 = t[limbs] + c;
-        t[limbs - 1u] = s2;
-        t[limbs] = t[limbs + 1u] + select(0u, 1u, s2 < c);
+        if k < DIGITS {
+            m[k] = (u32(acc) * n0inv) & MASK;
+            acc += u64(m[k]) * u64(params.modulus[0].x);
+        } else {
+            t[k - DIGITS] = u32(acc) & MASK;
+        }
+        acc = acc >> 28u;
     }
-    reduce_once(&t, 0u, t[limbs], a);
+    t[DIGITS - 1u] = u32(acc);
+    *a = t;
 }
 
 // The item of this invocation; the grid is 2D when one dimension has too few workgroups.
@@ -193,11 +99,38 @@ fn item_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
     return gid.x + gid.y * groups.x * WORKGROUP;
 }
 
-fn store(i: u32, x: ptr<function, array<u32, 64>>) {
+fn load_value(i: u32, x: ptr<function, array<u32, {{DIGITS}}>>) {
     let count = params.count;
-    for (var j = 0u; j < params.limbs; j = j + 1u) {
-        values[j * count + i] = (*x)[j];
+{{LOAD_VALUE}}
+}
+
+fn load_base(i: u32, x: ptr<function, array<u32, {{DIGITS}}>>) {
+    let count = params.count;
+{{LOAD_BASE}}
+}
+
+fn store_value(i: u32, x: ptr<function, array<u32, {{DIGITS}}>>) {
+    let count = params.count;
+{{STORE_VALUE}}
+}
+
+// values[i] ← values[i]·factor·R^(−1) mod N (below 2N): into or out of Montgomery form on
+// the GPU, so the host only regroups bits.
+@compute @workgroup_size(64)
+fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
+           @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = item_index(gid, groups);
+    if i >= params.count {
+        return;
     }
+    var x: array<u32, {{DIGITS}}>;
+    var f: array<u32, {{DIGITS}}>;
+    load_value(i, &x);
+    for (var j = 0u; j < DIGITS; j = j + 1u) {
+        f[j] = params.factor[j / 4u][j % 4u];
+    }
+    mont_mul_compact(&x, &f);
+    store_value(i, &x);
 }
 
 // values[i] ← values[i]^(2^steps), in Montgomery form.
@@ -208,15 +141,12 @@ fn square_many(@builtin(global_invocation_id) gid: vec3<u32>,
     if i >= params.count {
         return;
     }
-    var x: array<u32, 64>;
-    let count = params.count;
-    for (var j = 0u; j < params.limbs; j = j + 1u) {
-        x[j] = values[j * count + i];
-    }
+    var x: array<u32, {{DIGITS}}>;
+    load_value(i, &x);
     for (var s = 0u; s < params.steps; s = s + 1u) {
         mont_sqr(&x);
     }
-    store(i, &x);
+    store_value(i, &x);
 }
 
 // Left-to-right square-and-multiply, rounds first .. first + steps of it. values[i] starts as
@@ -235,13 +165,10 @@ fn pow_many(@builtin(global_invocation_id) gid: vec3<u32>,
     if params.first + 1u >= bits {
         return;
     }
-    var acc: array<u32, 64>;
-    var base: array<u32, 64>;
-    let count = params.count;
-    for (var j = 0u; j < params.limbs; j = j + 1u) {
-        acc[j] = values[j * count + i];
-        base[j] = bases[j * count + i];
-    }
+    var acc: array<u32, {{DIGITS}}>;
+    var base: array<u32, {{DIGITS}}>;
+    load_value(i, &acc);
+    load_base(i, &base);
     for (var s = 0u; s < params.steps; s = s + 1u) {
         let r = params.first + s;
         if r + 1u >= bits {
@@ -253,7 +180,7 @@ fn pow_many(@builtin(global_invocation_id) gid: vec3<u32>,
             mont_mul(&acc, &base);
         }
     }
-    store(i, &acc);
+    store_value(i, &acc);
 }
 
 // Counts `steps` loop iterations into values[0]. Some drivers end every loop of a shader once
@@ -262,7 +189,7 @@ fn pow_many(@builtin(global_invocation_id) gid: vec3<u32>,
 // the count comes back short, it cuts dispatches so that each stays below that number.
 @compute @workgroup_size(1)
 fn probe_loops() {
-    var n = modulus[0] & 0u;
+    var n = params.n0inv & 0u;
     for (var i = 0u; i < params.steps; i = i + 1u) {
         n = n + 1u;
     }

@@ -6,6 +6,7 @@ use super::plot::{self, Series};
 use super::progress;
 use anyhow::{bail, Context};
 use clap::Args;
+use num_bigint::BigUint;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -134,6 +135,17 @@ fn inputs(modulus: &Modulus, n: usize) -> Vec<Element> {
         .collect()
 }
 
+/// One untimed call of each kernel, so that what a backend does once per modulus (the gpu
+/// compiles its pipelines for the modulus' size: seconds on lavapipe) stays out of the rates.
+fn warm_up(backend: &dyn BatchBackend, modulus: &Modulus, value: &BigUint) -> anyhow::Result<()> {
+    let mut xs = vec![value.clone()];
+    backend
+        .square_many(modulus, &mut xs, 1)
+        .and_then(|_| backend.pow_many(modulus, &xs, &[BigUint::from(3u8)]))
+        .with_context(|| format!("{}: warm-up", backend.name()))?;
+    Ok(())
+}
+
 /// Squarings per second of `backend` on `n` values, over about `seconds`: k is sized from a
 /// short probe so that one call takes about that long.
 fn square_rate(
@@ -173,6 +185,7 @@ pub fn bench_batch(args: BatchBenchArgs) -> anyhow::Result<ExitCode> {
     );
     let mut rows = Vec::new();
     for b in &backends {
+        warm_up(b.as_ref(), &modulus, values[0].value())?;
         for &n in &args.sizes {
             let rate = square_rate(b.as_ref(), &modulus, &values[..n], args.seconds)
                 .with_context(|| format!("{} at batch {n}", b.name()))?;
@@ -269,7 +282,7 @@ fn proofs(modulus: &Modulus, n: usize, t: u64) -> anyhow::Result<Vec<VerifyItem>
                 y: modulus.decode("y", &e.y)?,
                 t,
                 proof: Proof {
-                    l: num_bigint::BigUint::from_bytes_be(&e.l),
+                    l: BigUint::from_bytes_be(&e.l),
                     pi: modulus.decode("pi", &e.pi)?,
                 },
             })
@@ -290,6 +303,7 @@ pub fn bench_verify(args: VerifyBenchArgs) -> anyhow::Result<ExitCode> {
     );
     let mut rows = Vec::new();
     for b in &backends {
+        warm_up(b.as_ref(), &modulus, items[0].x.value())?;
         for &n in &args.sizes {
             let start = Instant::now();
             let mut done = 0usize;

@@ -1,11 +1,12 @@
 //! `cpu`: rayon over the values, each squared by the scalar `fast` backend (mulx/adx where
 //! the CPU has it). The baseline the other batch backends are measured against.
 
+use super::pool::Pool;
 use super::{check_below, check_pow_inputs, BatchBackend};
 use crate::backend::fast::monty::pow_window;
 use crate::backend::fast::Fast;
 use crate::backend::Backend;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::group::Modulus;
 use num_bigint::BigUint;
 use rayon::prelude::*;
@@ -13,30 +14,22 @@ use rayon::prelude::*;
 /// The baseline batch backend, on a rayon pool of `threads` (0: rayon's global pool).
 #[derive(Debug)]
 pub struct Cpu {
-    pool: Option<rayon::ThreadPool>,
+    pool: Pool,
 }
 
 impl Cpu {
     /// On rayon's global pool (all cores).
     pub fn new() -> Self {
-        Self { pool: None }
+        Self {
+            pool: Pool::global(),
+        }
     }
 
     /// On a pool of its own with `threads` threads.
     pub fn with_threads(threads: usize) -> Result<Self> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("vrs-batch-{i}"))
-            .build()
-            .map_err(|e| Error::UnknownBackend("cpu".into(), format!("thread pool: {e}")))?;
-        Ok(Self { pool: Some(pool) })
-    }
-
-    fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        match &self.pool {
-            Some(p) => p.install(f),
-            None => f(),
-        }
+        Ok(Self {
+            pool: Pool::with_threads("cpu", threads)?,
+        })
     }
 }
 
@@ -52,10 +45,7 @@ impl BatchBackend for Cpu {
     }
 
     fn describe(&self) -> String {
-        let threads = self.pool.as_ref().map_or_else(
-            rayon::current_num_threads,
-            rayon::ThreadPool::current_num_threads,
-        );
+        let threads = self.pool.threads();
         format!(
             "rayon over values, {threads} threads, scalar fast kernel ({})",
             crate::backend::fast::Kernel::detect().name()
@@ -65,7 +55,7 @@ impl BatchBackend for Cpu {
     fn square_many(&self, modulus: &Modulus, xs: &mut [BigUint], k: u64) -> Result<()> {
         check_below(modulus, "batch value", xs)?;
         let fast = Fast::prepare(modulus)?;
-        self.run(|| {
+        self.pool.run(|| {
             xs.par_iter_mut().for_each(|x| {
                 let mut m = fast.load(x);
                 fast.square_n(&mut m, k);
@@ -83,7 +73,7 @@ impl BatchBackend for Cpu {
     ) -> Result<Vec<BigUint>> {
         check_pow_inputs(modulus, bases, exps)?;
         let fast = Fast::prepare(modulus)?;
-        Ok(self.run(|| {
+        Ok(self.pool.run(|| {
             bases
                 .par_iter()
                 .zip(exps)

@@ -15,6 +15,8 @@
 pub mod cpu;
 #[cfg(feature = "gpu")]
 pub mod gpu;
+mod pool;
+mod radix;
 pub mod simd;
 pub mod verify;
 

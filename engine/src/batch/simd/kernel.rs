@@ -6,7 +6,7 @@
 
 use super::lanes::Lanes;
 use super::monty::{mul, redc, sqr, Ctx, Scratch};
-use super::radix::{from_radix, to_radix, Params};
+use crate::batch::radix::{from_radix, to_radix, Params};
 use num_bigint::BigUint;
 
 /// Values per chunk: one per lane.
@@ -128,7 +128,7 @@ fn store<V: Lanes>(p: &Params, x: &[V], vals: &mut [BigUint]) {
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2 {
     use super::super::lanes::Avx2;
-    use super::super::radix::Params;
+    use crate::batch::radix::Params;
     use num_bigint::BigUint;
 
     /// [`super::square_chunk`] on ymm registers. Call only where the CPU has AVX2.

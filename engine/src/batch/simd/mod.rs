@@ -8,11 +8,12 @@
 //! monty.rs. Rayon runs the chunks on the cores; the last chunk of a batch pads its empty
 //! lanes with zeros.
 //!
-//! Kernels ([`Kernel`]), chosen at run time: `avx2` (ymm registers) and `portable`, the same
-//! algorithm on `[u64; 4]` in plain Rust, for CPUs without AVX2 and for the tests, which
-//! check both against the oracle and each other. There is no AVX-512 IFMA kernel: the
-//! machine this was built on has no AVX-512, so it could only have been compiled, never
-//! run, and a wrong kernel would be picked first on exactly the machines that have IFMA.
+//! Kernels ([`Kernel`]), chosen at run time, fastest first: `avx512ifma` (8 values per zmm
+//! register in radix 2^52, ifma.rs, with its own portable twin for the tests), `avx2` (ymm
+//! registers) and `portable`, the AVX2 algorithm on `[u64; 4]` in plain Rust, for CPUs
+//! without AVX2 and for the tests, which check every kernel the CPU has against the oracle
+//! and each other. The 2-core machines this is built on lack AVX-512: the IFMA kernel's
+//! tests ran on the Xeon of the H100 machine (docs/PERFORMANCE.md).
 //!
 //! What it is worth, on Zen 2: a core issues 2 `vpmuludq` a cycle, but with the `vpaddq`
 //! each product needs it sustains about 1.5 multiply-and-add pairs a cycle (0.63 to 0.68
@@ -21,18 +22,20 @@
 //! for 4 values, against about 2,330 for one on the scalar `fast` kernel (1,552 `mulx`
 //! products). So 1.75× at best; about 1.5× measured. 2× would take 0.56 cycles a pair.
 
+#[cfg(target_arch = "x86_64")]
+mod ifma;
 mod kernel;
 mod lanes;
 mod monty;
-mod radix;
 
+use super::pool::Pool;
+use super::radix::Params;
 use super::{check_below, check_pow_inputs, BatchBackend};
 use crate::error::{Error, Result};
 use crate::group::Modulus;
 use kernel::LANES;
 use lanes::Portable;
 use num_bigint::BigUint;
-use radix::Params;
 use rayon::prelude::*;
 
 /// Which lane code runs.
@@ -43,12 +46,17 @@ pub enum Kernel {
     /// 4 lanes in a ymm register (x86-64 with AVX2).
     #[cfg(target_arch = "x86_64")]
     Avx2,
+    /// 8 lanes in a zmm register in radix 2^52 (x86-64 with AVX-512 IFMA; ifma.rs).
+    #[cfg(target_arch = "x86_64")]
+    Avx512Ifma,
 }
 
 impl Kernel {
     /// Every kernel this build has, fastest first.
     pub fn all() -> Vec<Kernel> {
         vec![
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512Ifma,
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2,
             Kernel::Portable,
@@ -69,6 +77,11 @@ impl Kernel {
             Kernel::Portable => true,
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512Ifma => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512ifma")
+            }
         }
     }
 
@@ -78,36 +91,70 @@ impl Kernel {
             Kernel::Portable => "portable",
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2 => "avx2",
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512Ifma => "avx512ifma",
         }
     }
 
-    /// One chunk of at most 4 values.
-    fn square_chunk(self, p: &Params, vals: &mut [BigUint], k: u64) {
+    /// Values per chunk: one per lane.
+    fn lanes(self) -> usize {
         match self {
-            Kernel::Portable => kernel::square_chunk::<Portable>(p, vals, k),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512Ifma => ifma::LANES,
+            _ => LANES,
+        }
+    }
+
+    /// The modulus in this kernel's radix.
+    fn prepare(self, modulus: &Modulus) -> Result<Prepared> {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512Ifma => Ok(Prepared::R52(ifma::params52(modulus)?)),
+            _ => Ok(Prepared::R28(Params::new(modulus, "simd")?)),
+        }
+    }
+
+    /// One chunk of at most [`Kernel::lanes`] values.
+    fn square_chunk(self, p: &Prepared, vals: &mut [BigUint], k: u64) {
+        match (p, self) {
             // SAFETY: a Simd holds Kernel::Avx2 only where is_supported() held (with_kernel
             // checks), so the CPU has AVX2.
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => unsafe { kernel::avx2::square_chunk(p, vals, k) },
+            (Prepared::R28(p), Kernel::Avx2) => unsafe { kernel::avx2::square_chunk(p, vals, k) },
+            (Prepared::R28(p), _) => kernel::square_chunk::<Portable>(p, vals, k),
+            // SAFETY: only Kernel::Avx512Ifma prepares radix 2^52, and a Simd holds it only
+            // where is_supported() held, so the CPU has AVX-512 IFMA.
+            #[cfg(target_arch = "x86_64")]
+            (Prepared::R52(p), _) => unsafe { ifma::square_chunk_avx512(p, vals, k) },
         }
     }
 
-    /// One chunk of at most 4 bases with their exponents.
-    fn pow_chunk(self, p: &Params, b: &[BigUint], e: &[BigUint], out: &mut [BigUint]) {
-        match self {
-            Kernel::Portable => kernel::pow_chunk::<Portable>(p, b, e, out),
-            // SAFETY: as in square_chunk: Kernel::Avx2 implies AVX2.
+    /// One chunk of at most [`Kernel::lanes`] bases with their exponents.
+    fn pow_chunk(self, p: &Prepared, b: &[BigUint], e: &[BigUint], out: &mut [BigUint]) {
+        match (p, self) {
+            // SAFETY: as in square_chunk.
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => unsafe { kernel::avx2::pow_chunk(p, b, e, out) },
+            (Prepared::R28(p), Kernel::Avx2) => unsafe { kernel::avx2::pow_chunk(p, b, e, out) },
+            (Prepared::R28(p), _) => kernel::pow_chunk::<Portable>(p, b, e, out),
+            // SAFETY: as in square_chunk.
+            #[cfg(target_arch = "x86_64")]
+            (Prepared::R52(p), _) => unsafe { ifma::pow_chunk_avx512(p, b, e, out) },
         }
     }
+}
+
+/// A modulus prepared for a kernel: radix 2^28 (avx2, portable) or 2^52 (avx512ifma).
+enum Prepared {
+    R28(Params),
+    #[cfg(target_arch = "x86_64")]
+    R52(ifma::Params52),
 }
 
 /// The SIMD batch backend: a kernel and a rayon pool (rayon's global pool by default).
 #[derive(Debug)]
 pub struct Simd {
     kernel: Kernel,
-    pool: Option<rayon::ThreadPool>,
+    pool: Pool,
 }
 
 impl Simd {
@@ -115,7 +162,7 @@ impl Simd {
     pub fn new() -> Self {
         Self {
             kernel: Kernel::detect(),
-            pool: None,
+            pool: Pool::global(),
         }
     }
 
@@ -127,7 +174,10 @@ impl Simd {
                 "this CPU lacks the instructions; use simd (portable)".into(),
             ));
         }
-        Ok(Self { kernel, pool: None })
+        Ok(Self {
+            kernel,
+            pool: Pool::global(),
+        })
     }
 
     /// The fastest kernel, on a pool of its own with `threads` threads.
@@ -137,14 +187,9 @@ impl Simd {
 
     /// The same kernel on a pool of its own with `threads` threads.
     pub fn on_threads(self, threads: usize) -> Result<Self> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("vrs-simd-{i}"))
-            .build()
-            .map_err(|e| Error::UnknownBackend("simd".into(), format!("thread pool: {e}")))?;
         Ok(Self {
             kernel: self.kernel,
-            pool: Some(pool),
+            pool: Pool::with_threads("simd", threads)?,
         })
     }
 
@@ -155,13 +200,6 @@ impl Simd {
     /// The kernel's name, for benchmark output.
     pub fn kernel_name(&self) -> &'static str {
         self.kernel.name()
-    }
-
-    fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        match &self.pool {
-            Some(p) => p.install(f),
-            None => f(),
-        }
     }
 }
 
@@ -177,7 +215,7 @@ impl BatchBackend for Simd {
     }
 
     fn describe(&self) -> String {
-        let threads = self.run(rayon::current_num_threads);
+        let threads = self.pool.threads();
         format!("simd ({}, {threads} threads)", self.kernel.name())
     }
 
@@ -191,10 +229,10 @@ impl BatchBackend for Simd {
         if k == 0 || xs.is_empty() {
             return Ok(());
         }
-        let p = Params::new(modulus)?;
         let kernel = self.kernel;
-        self.run(|| {
-            xs.par_chunks_mut(LANES)
+        let p = kernel.prepare(modulus)?;
+        self.pool.run(|| {
+            xs.par_chunks_mut(kernel.lanes())
                 .for_each(|chunk| kernel.square_chunk(&p, chunk, k))
         });
         Ok(())
@@ -207,12 +245,13 @@ impl BatchBackend for Simd {
         exps: &[BigUint],
     ) -> Result<Vec<BigUint>> {
         check_pow_inputs(modulus, bases, exps)?;
-        let p = Params::new(modulus)?;
         let kernel = self.kernel;
+        let p = kernel.prepare(modulus)?;
+        let lanes = kernel.lanes();
         let mut out = vec![BigUint::default(); bases.len()];
-        self.run(|| {
-            out.par_chunks_mut(LANES)
-                .zip(bases.par_chunks(LANES).zip(exps.par_chunks(LANES)))
+        self.pool.run(|| {
+            out.par_chunks_mut(lanes)
+                .zip(bases.par_chunks(lanes).zip(exps.par_chunks(lanes)))
                 .for_each(|(o, (b, e))| kernel.pow_chunk(&p, b, e, o))
         });
         Ok(out)

@@ -26,7 +26,7 @@
 //! triangles, carries) is about a tenth of that.
 
 use super::lanes::Lanes;
-use super::radix::{Params, MASK, RADIX};
+use crate::batch::radix::{Params, MASK, RADIX};
 
 /// Rows per tile.
 const ROWS: usize = 4;

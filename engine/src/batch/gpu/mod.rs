@@ -1,40 +1,44 @@
-//! `gpu`: the WGSL compute shaders of `shaders/montgomery.wgsl` through wgpu, one residue chain
+//! `gpu`: the WGSL compute shader of `shaders/montgomery.wgsl` through wgpu, one residue chain
 //! per GPU invocation (Vulkan, Metal or DX12).
 //!
-//! The host does what is cheap and awkward on a GPU: conversion into and out of Montgomery
-//! form (x·R mod N, R = 2^(32·limbs)), the constant −N^(−1) mod 2^32, and the exponent-0
-//! fix-up of `pow_many`. The GPU does the squarings and multiplications. Long work is cut into
-//! submissions of bounded size (`WORK_PER_SUBMISSION_GPU`) so that no single submission runs
-//! for long (watchdogs reset GPUs whose work runs for seconds), with two in flight so the GPU
-//! does not idle between them; and, on drivers that cap the loop iterations of an invocation
-//! (llvmpipe), into dispatches below that cap.
+//! The shader is a template: [`kernel`] writes it out for the digit count of each modulus
+//! (radix 2^28, straight-line code, 64-bit products), and the pipelines are compiled once per
+//! digit count and kept. The host does what is cheap and awkward on a GPU: conversion into and
+//! out of Montgomery form (x·R mod N, R = 2^(28·D)) with the final reduction below N, the
+//! constant −N^(−1) mod 2^28, and the exponent-0 fix-up of `pow_many`. The GPU does the
+//! squarings and multiplications. Long work is cut into submissions of bounded size
+//! (`WORK_PER_SUBMISSION_GPU`) so that no single submission runs for long (watchdogs reset GPUs
+//! whose work runs for seconds), with two in flight so the GPU does not idle between them; and,
+//! on drivers that cap the loop iterations of an invocation (llvmpipe), into dispatches below
+//! that cap.
 //!
-//! No adapter, a failed device request or a GPU error is an [`Error::Gpu`], never a panic: the
-//! caller falls back to a CPU backend.
+//! No adapter, an adapter without 64-bit integers in shaders, a failed device request or a GPU
+//! error is an [`Error::Gpu`], never a panic: the caller falls back to a CPU backend.
 
+mod kernel;
+
+use super::radix::{self, Params};
 use super::{check_below, check_pow_inputs, BatchBackend};
 use crate::error::{Error, Result};
 use crate::group::Modulus;
 use num_bigint::BigUint;
 use num_traits::{One, Zero};
 use rayon::prelude::*;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use wgpu::util::DeviceExt;
 
 /// Invocations per workgroup; `@workgroup_size` in the shader.
 const WORKGROUP: u32 = 64;
-/// Limbs of 32 bits the shader's private arrays hold (2048 bits).
-const MAX_LIMBS: usize = 64;
-/// Work per submission in limb products (items × steps × products of a step) on a CPU driver:
-/// lavapipe on 2 cores does about 2·10^8 a second, so a submission takes under a second.
+/// Work per submission in digit products (items × steps × products of a step) on a CPU
+/// driver: lavapipe on 2 cores does a few 10^8 a second, so a submission takes under a second.
 const WORK_PER_SUBMISSION_CPU: u64 = 1 << 27;
-/// The same on a real GPU, tens of times more: with tens of thousands of chains in flight a
-/// submission must hold several steps, or its fixed cost (tens of µs) would dominate. A guess
-/// from the 2048-bit cost of a step (~6,000 products) and a GPU doing 10^11 products a second
-/// (~40 ms a submission); to tune with the bench on real hardware.
-const WORK_PER_SUBMISSION_GPU: u64 = 1 << 32;
+/// The same on a real GPU: with tens of thousands of chains in flight a submission must hold
+/// several steps, or its fixed cost (tens of µs) would dominate. An H100 does about 6·10^12
+/// products a second here (docs/PERFORMANCE.md), so 2^36 is about 12 ms: far from any
+/// watchdog, long against the fixed cost.
+const WORK_PER_SUBMISSION_GPU: u64 = 1 << 36;
 /// Steps (squarings or exponent bits) per submission at most, however small the batch.
 const MAX_STEPS: u64 = 4096;
 /// Submissions queued at once: the next one is ready when the GPU finishes the current one.
@@ -42,16 +46,17 @@ const IN_FLIGHT: usize = 2;
 /// Loop iterations the probe asks for; a driver that stops short has a loop limit.
 const PROBE_LOOPS: u64 = 1 << 20;
 
-/// The GPU batch backend: a device, its queue and the two pipelines, made once in [`Gpu::new`]
-/// and shared by every call (and every thread: calls make their own buffers).
+/// The GPU batch backend: a device, its queue and the pipelines (compiled once per digit
+/// count), made in [`Gpu::new`] and shared by every call (and every thread: calls make their
+/// own buffers).
 pub struct Gpu {
     device: wgpu::Device,
     queue: wgpu::Queue,
-    square: wgpu::ComputePipeline,
-    pow: wgpu::ComputePipeline,
     info: wgpu::AdapterInfo,
     limits: wgpu::Limits,
-    /// Limb products one submission may hold (see [`WORK_PER_SUBMISSION_CPU`]).
+    /// The pipelines compiled so far, by digit count and entry point.
+    pipelines: Mutex<HashMap<(usize, Entry), wgpu::ComputePipeline>>,
+    /// Digit products one submission may hold (see [`WORK_PER_SUBMISSION_CPU`]).
     work_per_submission: u64,
     /// Loop iterations one invocation may run in one dispatch, where the driver limits them
     /// (see `probe_loops` in the shader); `None`: no limit.
@@ -59,6 +64,24 @@ pub struct Gpu {
     /// An error reported outside any error scope (or the loss of the device), kept for the
     /// next call to return: the wgpu default would be a panic.
     stray: Arc<Mutex<Option<String>>>,
+}
+
+/// The shader's entry points that do arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Entry {
+    Square,
+    Pow,
+    Convert,
+}
+
+impl Entry {
+    fn name(self) -> &'static str {
+        match self {
+            Entry::Square => "square_many",
+            Entry::Pow => "pow_many",
+            Entry::Convert => "convert",
+        }
+    }
 }
 
 impl fmt::Debug for Gpu {
@@ -74,12 +97,12 @@ fn gpu_err(what: &str, e: impl fmt::Display) -> Error {
 }
 
 impl Gpu {
-    /// Opens the high-performance adapter, a device with the adapter's limits, compiles the
-    /// shaders, probes the driver's loop limit and runs a short self-test against the oracles.
-    /// `Err` when there is no adapter (on Linux: no Vulkan driver, e.g. Debian's
-    /// mesa-vulkan-drivers missing), the device cannot be had, or the self-test fails. Costs
-    /// about half a second on lavapipe (seconds the first time, while Mesa fills its shader
-    /// cache): make one and share it.
+    /// Opens the high-performance adapter and a device with the adapter's limits and 64-bit
+    /// shader integers, probes the driver's loop limit and runs a short self-test against the
+    /// oracles. `Err` when there is no adapter (on Linux: no Vulkan driver, e.g. Debian's
+    /// mesa-vulkan-drivers missing), it lacks 64-bit integers, the device cannot be had, or
+    /// the self-test fails. Costs about a second on lavapipe (more the first time, while Mesa
+    /// fills its shader cache): make one and share it.
     pub fn new() -> Result<Self> {
         if wgpu::Instance::enabled_backend_features().is_empty() {
             return Err(Error::Gpu(
@@ -99,10 +122,16 @@ impl Gpu {
             )
         })?;
         let info = adapter.get_info();
+        if !adapter.features().contains(wgpu::Features::SHADER_INT64) {
+            return Err(Error::Gpu(format!(
+                "{}: no 64-bit integers in shaders (shaderInt64), which the kernel needs",
+                info.name
+            )));
+        }
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("vrs batch"),
-            required_features: wgpu::Features::empty(),
+            required_features: wgpu::Features::SHADER_INT64,
             required_limits: limits.clone(),
             memory_hints: wgpu::MemoryHints::Performance,
             ..Default::default()
@@ -119,30 +148,10 @@ impl Gpu {
             record(&sink, format!("device lost ({reason:?}): {msg}"));
         });
 
-        let (square, pow, probe) = scoped(&device, "compiling shaders/montgomery.wgsl", || {
-            let module = device
-                .create_shader_module(wgpu::include_wgsl!("../../../shaders/montgomery.wgsl"));
-            let pipeline = |entry: &str| {
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(entry),
-                    layout: None,
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    cache: None,
-                })
-            };
-            Ok((
-                pipeline("square_many"),
-                pipeline("pow_many"),
-                pipeline("probe_loops"),
-            ))
-        })?;
         let mut gpu = Self {
             device,
             queue,
-            square,
-            pow,
+            pipelines: Mutex::new(HashMap::new()),
             work_per_submission: if info.device_type == wgpu::DeviceType::Cpu {
                 WORK_PER_SUBMISSION_CPU
             } else {
@@ -153,16 +162,57 @@ impl Gpu {
             loop_limit: None,
             stray,
         };
-        gpu.loop_limit = scoped(&gpu.device, "probing the loop limit", || gpu.probe(&probe))?;
+        gpu.loop_limit = scoped(&gpu.device, "probing the loop limit", || gpu.probe())?;
         gpu.take_stray()?;
         gpu.self_test()?;
         Ok(gpu)
     }
 
+    /// The pipeline of `entry` for `digits` digits, compiled on first use: tens of
+    /// milliseconds on a GPU driver, up to seconds on lavapipe for 2048 bits (so each entry
+    /// point is compiled only when called).
+    fn kernel(&self, digits: usize, entry: Entry) -> Result<wgpu::ComputePipeline> {
+        let mut cache = self
+            .pipelines
+            .lock()
+            .map_err(|_| Error::Gpu("pipeline cache poisoned".into()))?;
+        if let Some(p) = cache.get(&(digits, entry)) {
+            return Ok(p.clone());
+        }
+        let what = format!(
+            "compiling {} of shaders/montgomery.wgsl for {digits} digits",
+            entry.name()
+        );
+        let pipeline = scoped(&self.device, &what, || {
+            Ok(self.pipeline(&self.module(digits), entry.name()))
+        })?;
+        cache.insert((digits, entry), pipeline.clone());
+        Ok(pipeline)
+    }
+
+    fn module(&self, digits: usize) -> wgpu::ShaderModule {
+        self.device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("montgomery.wgsl"),
+                source: wgpu::ShaderSource::Wgsl(kernel::source(digits).into()),
+            })
+    }
+
+    fn pipeline(&self, module: &wgpu::ShaderModule, entry: &str) -> wgpu::ComputePipeline {
+        self.device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: None,
+                module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+    }
+
     /// Both kernels once against the oracles, on a chain long enough to need several
     /// dispatches. A driver that computes wrong answers is refused here, where the caller falls
-    /// back to the CPU, rather than found out later; and drivers that compile pipelines on
-    /// first use (llvmpipe: most of a second) do it now rather than in the first real call.
+    /// back to the CPU, rather than found out later.
     fn self_test(&self) -> Result<()> {
         let n = (BigUint::one() << 127u32) - 1u32;
         let modulus = Modulus::new("gpu self-test", n)?;
@@ -188,19 +238,21 @@ impl Gpu {
 
     /// Runs `probe_loops` once: the number of loop iterations an invocation really runs when
     /// asked for [`PROBE_LOOPS`], or `None` when it runs them all.
-    fn probe(&self, probe: &wgpu::ComputePipeline) -> Result<Option<u64>> {
-        let modulus = self.storage("probe modulus", &[0], wgpu::BufferUsages::empty());
+    fn probe(&self) -> Result<Option<u64>> {
+        // The smallest instance of the template: the probe does no arithmetic.
+        let probe = self.pipeline(&self.module(1), "probe_loops");
         let values = self.storage("probe count", &[0], wgpu::BufferUsages::COPY_SRC);
         let job = Job {
-            pipeline: probe,
-            modulus: &modulus,
+            pipeline: &probe,
             values: &values,
             pow_buffers: None,
-            limbs: 0,
             count: 1,
             n0inv: 0,
+            modulus: &[0; 4],
+            factor: &[0; 4],
         };
-        let ran = self.run(&job, PROBE_LOOPS, PROBE_LOOPS)?;
+        self.run(&job, PROBE_LOOPS, PROBE_LOOPS)?;
+        let ran = self.read_back(&values)?;
         let ran = ran.first().copied().map_or(0, u64::from);
         if ran >= PROBE_LOOPS {
             Ok(None)
@@ -240,14 +292,14 @@ impl Gpu {
         )
     }
 
-    /// Items of `limbs` limbs one buffer binding holds, capped so that a single step of a whole
-    /// chunk stays within a submission's work and the grid within the workgroup limits.
-    fn max_items(&self, limbs: usize, step_cost: u64) -> usize {
+    /// Items of `digits` digits one buffer binding holds, capped so that a single step of a
+    /// whole chunk stays within a submission's work and the grid within the workgroup limits.
+    fn max_items(&self, digits: usize, step_cost: u64) -> usize {
         let binding = self
             .limits
             .max_storage_buffer_binding_size
             .min(self.limits.max_buffer_size);
-        let by_memory = binding / (4 * limbs as u64);
+        let by_memory = binding / (4 * digits as u64);
         let by_work = (self.work_per_submission / step_cost).max(u64::from(WORKGROUP));
         let dim = u64::from(self.limits.max_compute_workgroups_per_dimension);
         let by_grid = dim * dim * u64::from(WORKGROUP);
@@ -275,15 +327,20 @@ impl Gpu {
             })
     }
 
-    /// Runs `pipeline` over `count` items for `total` steps, at most `per` steps a submission,
-    /// then reads `values` back.
-    fn run(&self, job: &Job<'_>, total: u64, per: u64) -> Result<Vec<u32>> {
-        let params = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("params"),
-            size: 32,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+    /// Runs `pipeline` over `count` items for `total` steps, at most `per` steps a submission.
+    fn run(&self, job: &Job<'_>, total: u64, per: u64) -> Result<()> {
+        // The shader's `Params`: count, steps, first, n0inv, then N's digits and the factor;
+        // only steps and first change between submissions.
+        let mut words = vec![job.count, 0, 0, job.n0inv];
+        words.extend_from_slice(job.modulus);
+        words.extend_from_slice(job.factor);
+        let params = self
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("params"),
+                contents: bytemuck::cast_slice(&words),
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            });
         let layout = job.pipeline.get_bind_group_layout(0);
         let mut entries = vec![
             wgpu::BindGroupEntry {
@@ -292,14 +349,10 @@ impl Gpu {
             },
             wgpu::BindGroupEntry {
                 binding: 1,
-                resource: job.modulus.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 2,
                 resource: job.values.as_entire_binding(),
             },
         ];
-        for (binding, buf) in (3..).zip(job.pow_buffers.iter().flatten()) {
+        for (binding, buf) in (2..).zip(job.pow_buffers.iter().flatten()) {
             entries.push(wgpu::BindGroupEntry {
                 binding,
                 resource: buf.as_entire_binding(),
@@ -318,16 +371,11 @@ impl Gpu {
         let mut first = 0u64;
         while first < total {
             let steps = per.min(total - first);
-            let words: [u32; 8] = [
-                job.limbs,
+            let words: [u32; 3] = [
                 job.count,
                 u32::try_from(steps).unwrap_or(u32::MAX),
                 // Only pow_many reads `first`, and its rounds fit in u32 (bit lengths do).
                 u32::try_from(first).unwrap_or(u32::MAX),
-                job.n0inv,
-                0,
-                0,
-                0,
             ];
             self.queue
                 .write_buffer(&params, 0, bytemuck::cast_slice(&words));
@@ -351,7 +399,23 @@ impl Gpu {
             }
             first += steps;
         }
-        self.read_back(job.values)
+        Ok(())
+    }
+
+    /// values[i] ← values[i]·F·R^(−1) mod N on the GPU for `count` items: F = R² mod N takes
+    /// plain values into Montgomery form, F = 1 takes them out (below 2N; see [`Mont::unpack`]).
+    fn convert(&self, mont: &Mont, values: &wgpu::Buffer, count: usize, into: bool) -> Result<()> {
+        let pipeline = self.kernel(mont.digits(), Entry::Convert)?;
+        let job = Job {
+            pipeline: &pipeline,
+            values,
+            pow_buffers: None,
+            count: count_u32(count)?,
+            n0inv: mont.n0inv(),
+            modulus: &mont.words,
+            factor: if into { &mont.r2 } else { &mont.one },
+        };
+        self.run(&job, 1, 1)
     }
 
     fn wait(&self, index: Option<wgpu::SubmissionIndex>) -> Result<()> {
@@ -423,77 +487,88 @@ fn scoped<T>(device: &wgpu::Device, what: &str, f: impl FnOnce() -> Result<T>) -
 /// What one chunk of a call hands to [`Gpu::run`].
 struct Job<'a> {
     pipeline: &'a wgpu::ComputePipeline,
-    modulus: &'a wgpu::Buffer,
     values: &'a wgpu::Buffer,
     /// pow_many: bases, exponent words, exponent (offset, bits).
     pow_buffers: Option<[wgpu::Buffer; 3]>,
-    limbs: u32,
     count: u32,
     n0inv: u32,
+    /// N's digits, padded to a multiple of four.
+    modulus: &'a [u32],
+    /// `convert`'s factor (likewise); zeros for the other kernels.
+    factor: &'a [u32],
 }
 
-/// The modulus as the shader sees it, and the host's conversions.
+/// The modulus as the shader sees it, and the host's regrouping of bits.
 struct Mont {
-    n: BigUint,
-    limbs: usize,
+    params: Params,
+    /// N's digits as u32, padded to a multiple of four (the uniform's vectors).
     words: Vec<u32>,
-    n0inv: u32,
-    /// R^(−1) mod N, to leave Montgomery form.
-    r_inv: BigUint,
+    /// `convert`'s factors, likewise: R² mod N (into Montgomery form) and 1 (out of it).
+    r2: Vec<u32>,
+    one: Vec<u32>,
+    /// Zeros for the kernels that read no factor.
+    zeros: Vec<u32>,
 }
 
 impl Mont {
     fn new(modulus: &Modulus) -> Result<Self> {
-        let n = modulus.n().clone();
-        let limbs = usize::try_from(modulus.bits().div_ceil(32)).unwrap_or(usize::MAX);
-        if !(2..=MAX_LIMBS).contains(&limbs) || !n.bit(0) {
-            return Err(Error::BadModulus(format!(
-                "{}: the gpu backend needs an odd modulus of 64 to 2048 bits",
-                modulus.id()
-            )));
-        }
-        let mut words: Vec<u32> = n.iter_u32_digits().collect();
-        words.resize(limbs, 0);
-        // Newton's iteration for N^(−1) mod 2^32: each round doubles the correct low bits
-        // (1 → 2 → 4 → 8 → 16 → 32; N odd makes 1 correct mod 2).
-        let mut inv = 1u32;
-        for _ in 0..5 {
-            inv = inv.wrapping_mul(2u32.wrapping_sub(words[0].wrapping_mul(inv)));
-        }
-        let r = BigUint::one() << (32 * limbs);
-        let r_inv = r
-            .modinv(&n)
-            .ok_or_else(|| Error::BadModulus(format!("{}: R is not invertible", modulus.id())))?;
+        let params = Params::new(modulus, "gpu")?;
+        let padded = |digits: &[u64]| {
+            let mut w: Vec<u32> = digits.iter().map(|&d| d as u32).collect();
+            w.resize(params.n.div_ceil(4) * 4, 0);
+            w
+        };
+        let words = padded(&params.m);
+        let r2 = padded(&params.r2);
+        let one = padded(&[1]);
+        let zeros = padded(&[]);
         Ok(Self {
-            n,
-            limbs,
+            params,
             words,
-            n0inv: inv.wrapping_neg(),
-            r_inv,
+            r2,
+            one,
+            zeros,
         })
     }
 
-    /// The values in Montgomery form, structure of arrays: limb j of item i at j·count + i.
+    fn digits(&self) -> usize {
+        self.params.n
+    }
+
+    fn n0inv(&self) -> u32 {
+        self.params.m0inv as u32
+    }
+
+    /// The plain values (below N) in 28-bit digits, structure of arrays: digit j of item i at
+    /// j·count + i.
     fn pack(&self, xs: &[BigUint]) -> Vec<u32> {
         let count = xs.len();
-        let shift = 32 * self.limbs;
-        let monty: Vec<BigUint> = xs.par_iter().map(|x| (x << shift) % &self.n).collect();
-        let mut out = vec![0u32; self.limbs * count];
-        for (i, m) in monty.iter().enumerate() {
-            for (j, d) in m.iter_u32_digits().enumerate() {
-                out[j * count + i] = d;
+        let digits = self.digits();
+        let split: Vec<Vec<u64>> = xs.par_iter().map(|x| radix::to_radix(x, digits)).collect();
+        let mut out = vec![0u32; digits * count];
+        for (i, ds) in split.iter().enumerate() {
+            for (j, &d) in ds.iter().enumerate() {
+                out[j * count + i] = d as u32;
             }
         }
         out
     }
 
-    /// The inverse of [`Mont::pack`], out of Montgomery form.
+    /// The inverse of [`Mont::pack`] for values that `convert` took out of Montgomery form:
+    /// those are at most N (x·1·R^(−1) with x < 2N: (x + m·N)/R < N + 1), so one subtraction
+    /// makes them canonical.
     fn unpack(&self, words: &[u32], count: usize) -> Vec<BigUint> {
+        let n = &self.params.modulus;
         (0..count)
             .into_par_iter()
             .map(|i| {
-                let limbs: Vec<u32> = (0..self.limbs).map(|j| words[j * count + i]).collect();
-                (BigUint::from_slice(&limbs) * &self.r_inv) % &self.n
+                let v =
+                    radix::from_radix((0..self.digits()).map(|j| u64::from(words[j * count + i])));
+                if &v >= n {
+                    v - n
+                } else {
+                    v
+                }
             })
             .collect()
     }
@@ -515,25 +590,24 @@ struct StepCost {
 }
 
 impl StepCost {
-    /// A squaring (`mont_sqr`): ½·L² cross products and L² for the reduction. Its loops run
-    /// 3L²/2 + 17L/2 + 4 times counting each loop's exit test (llvmpipe's limiter counts
-    /// those); the bound below is looser because the limiter's count is not documented.
-    fn square(limbs: u64) -> Self {
+    /// A squaring (`mont_sqr`): D(D−1)/2 cross products, D on the diagonal and D² for the
+    /// reduction; straight-line code, so one loop iteration (the steps loop), and none outside
+    /// the steps. The counts carry a margin because llvmpipe's limiter is not documented.
+    fn square(digits: u64) -> Self {
         Self {
-            products: 3 * limbs * limbs / 2,
-            loops: 2 * limbs * limbs + 12 * limbs + 8,
-            fixed: 4 * limbs + 8,
+            products: 3 * digits * digits / 2,
+            loops: 2,
+            fixed: 8,
         }
     }
 
-    /// A round of square-and-multiply: a squaring and at worst a `mont_mul` (2L² products,
-    /// 2L² + 4L + 2 loop iterations with the exit tests).
-    fn pow_round(limbs: u64) -> Self {
-        let sq = Self::square(limbs);
+    /// A round of square-and-multiply: a squaring and at worst a `mont_mul` (2D² products).
+    fn pow_round(digits: u64) -> Self {
+        let sq = Self::square(digits);
         Self {
-            products: sq.products + 2 * limbs * limbs,
-            loops: sq.loops + 3 * limbs * limbs + 8 * limbs + 4,
-            fixed: 4 * limbs + 8,
+            products: sq.products + 2 * digits * digits,
+            loops: 3,
+            fixed: 8,
         }
     }
 }
@@ -560,24 +634,27 @@ impl BatchBackend for Gpu {
         }
         self.take_stray()?;
         let mont = Mont::new(modulus)?;
-        let cost = StepCost::square(mont.limbs as u64);
-        let chunk = self.max_items(mont.limbs, cost.products);
+        let cost = StepCost::square(mont.digits() as u64);
+        let chunk = self.max_items(mont.digits(), cost.products);
+        let kernel = self.kernel(mont.digits(), Entry::Square)?;
         scoped(&self.device, "square_many", || {
-            let modulus_buf = self.storage("modulus", &mont.words, wgpu::BufferUsages::empty());
             for part in xs.chunks_mut(chunk) {
                 let count = part.len();
                 let values = self.storage("values", &mont.pack(part), wgpu::BufferUsages::COPY_SRC);
+                self.convert(&mont, &values, count, true)?;
                 let job = Job {
-                    pipeline: &self.square,
-                    modulus: &modulus_buf,
+                    pipeline: &kernel,
                     values: &values,
                     pow_buffers: None,
-                    limbs: mont.limbs as u32,
                     count: count_u32(count)?,
-                    n0inv: mont.n0inv,
+                    n0inv: mont.n0inv(),
+                    modulus: &mont.words,
+                    factor: &mont.zeros,
                 };
                 let per = self.steps_per_submission(count, cost);
-                let words = self.run(&job, k, per)?;
+                self.run(&job, k, per)?;
+                self.convert(&mont, &values, count, false)?;
+                let words = self.read_back(&values)?;
                 for (x, y) in part.iter_mut().zip(mont.unpack(&words, count)) {
                     *x = y;
                 }
@@ -599,8 +676,9 @@ impl BatchBackend for Gpu {
         }
         self.take_stray()?;
         let mont = Mont::new(modulus)?;
-        let cost = StepCost::pow_round(mont.limbs as u64);
-        let chunk = self.max_items(mont.limbs, cost.products);
+        let cost = StepCost::pow_round(mont.digits() as u64);
+        let chunk = self.max_items(mont.digits(), cost.products);
+        let kernel = self.kernel(mont.digits(), Entry::Pow)?;
         let max_words = self
             .limits
             .max_storage_buffer_binding_size
@@ -608,7 +686,6 @@ impl BatchBackend for Gpu {
             / 4;
         let mut out = Vec::with_capacity(bases.len());
         scoped(&self.device, "pow_many", || {
-            let modulus_buf = self.storage("modulus", &mont.words, wgpu::BufferUsages::empty());
             let mut start = 0;
             while start < bases.len() {
                 // Items [start, end): at most `chunk`, and their exponents within one binding.
@@ -631,7 +708,7 @@ impl BatchBackend for Gpu {
                 let range = start..end;
                 out.extend(self.pow_chunk(
                     &mont,
-                    &modulus_buf,
+                    &kernel,
                     &bases[range.clone()],
                     &exps[range],
                     cost,
@@ -650,7 +727,7 @@ impl Gpu {
     fn pow_chunk(
         &self,
         mont: &Mont,
-        modulus_buf: &wgpu::Buffer,
+        pipeline: &wgpu::ComputePipeline,
         bases: &[BigUint],
         exps: &[BigUint],
         cost: StepCost,
@@ -667,29 +744,33 @@ impl Gpu {
             words.extend(e.iter_u32_digits());
             rounds = rounds.max(u64::from(bits).saturating_sub(1));
         }
-        let packed = mont.pack(bases);
         // Every item starts as its base (its exponent's top bit); rounds bring in the rest.
-        let words = if rounds == 0 {
-            packed
+        let mut out = if rounds == 0 {
+            bases.to_vec()
         } else {
+            let packed = mont.pack(bases);
             let values = self.storage("values", &packed, wgpu::BufferUsages::COPY_SRC);
+            let base_buf = self.storage("bases", &packed, wgpu::BufferUsages::empty());
+            self.convert(mont, &values, count, true)?;
+            self.convert(mont, &base_buf, count, true)?;
             let job = Job {
-                pipeline: &self.pow,
-                modulus: modulus_buf,
+                pipeline,
                 values: &values,
                 pow_buffers: Some([
-                    self.storage("bases", &packed, wgpu::BufferUsages::empty()),
+                    base_buf,
                     self.storage("exponent words", &words, wgpu::BufferUsages::empty()),
                     self.storage("exponent meta", &meta, wgpu::BufferUsages::empty()),
                 ]),
-                limbs: mont.limbs as u32,
                 count: count_u32(count)?,
-                n0inv: mont.n0inv,
+                n0inv: mont.n0inv(),
+                modulus: &mont.words,
+                factor: &mont.zeros,
             };
             let per = self.steps_per_submission(count, cost);
-            self.run(&job, rounds, per)?
+            self.run(&job, rounds, per)?;
+            self.convert(mont, &values, count, false)?;
+            mont.unpack(&self.read_back(&values)?, count)
         };
-        let mut out = mont.unpack(&words, count);
         for (o, e) in out.iter_mut().zip(exps) {
             if e.is_zero() {
                 *o = BigUint::one();
