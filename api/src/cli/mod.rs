@@ -1,5 +1,7 @@
-//! Command-line interface: `vrs serve`, `vrs vdf …`, `vrs bench …` and `vrs keys …`.
+//! Command-line interface: `vrs serve`, `vrs verify`, `vrs audit`, `vrs vdf …`, `vrs bench …`
+//! and `vrs keys …`.
 
+mod audit;
 mod bench;
 mod bench_batch;
 mod keys;
@@ -7,6 +9,7 @@ mod plot;
 mod progress;
 mod serve;
 mod vdf;
+pub mod verify;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -31,6 +34,13 @@ enum Command {
     Bench(bench::BenchCommand),
     /// Manage the notary's API keys (create, list, revoke) in the service's store.
     Keys(keys::KeysArgs),
+    /// Verify a game without trusting the server: fetch its data and recompute every step
+    /// (bet leaf, Merkle inclusion, epoch input, VDF proof, rngValue, dice, payout) here.
+    /// Exit 0 when all pass, 1 when any fails, 2 on usage or network errors.
+    Verify(verify::VerifyArgs),
+    /// Audit a range of epochs without trusting the server: the chain of outputs, every input,
+    /// every bets root and every Wesolowski proof (batch-verified on all cores or a GPU).
+    Audit(audit::AuditArgs),
 }
 
 /// Runs a parsed command; `Err` is a usage or I/O error (exit 2).
@@ -40,5 +50,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Vdf(cmd) => vdf::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
         Command::Keys(args) => keys::run(args),
+        Command::Verify(args) => verify::run(args),
+        Command::Audit(args) => audit::run(args),
     }
 }

@@ -1,6 +1,7 @@
 //! The HTTP API (docs: ../shared/spec/interface.md; rules fixed in docs/GAMES.md and
 //! docs/PROTOCOL.md). [`app`] builds the whole router so tests drive it without a socket.
 
+mod epochs;
 mod error;
 mod games;
 pub mod notary;
@@ -72,6 +73,7 @@ pub fn app(state: Arc<AppState>) -> Router {
         .route("/api/v1/games/{game_id}", get(games::game_result))
         .route("/api/v1/verify/{game_id}", get(games::verify))
         .route("/api/v1/pool/batches/{number}", get(pool::batch))
+        .route("/api/v1/epochs/{number}", get(epochs::epoch))
         .merge(notary)
         .fallback(system::not_found)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

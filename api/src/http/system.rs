@@ -65,6 +65,11 @@ const ENDPOINTS: &[(&str, &str, &str)] = &[
         "/api/v1/pool/batches/{number}",
         "a committed pool batch: root, leaf hashes, the game that consumed each served entry",
     ),
+    (
+        "GET",
+        "/api/v1/epochs/{number}",
+        "an epoch: input, output, Wesolowski proof and leaf hashes (for vrs verify and audits)",
+    ),
     ("GET", "/api/v1/recent", "the 20 most recent games"),
     ("GET", "/docs", "documents"),
     (

@@ -5,6 +5,7 @@
 mod anchor;
 mod cli_bench;
 mod cli_vdf;
+mod cli_verify;
 mod durability;
 mod evm;
 mod http_errors;
