@@ -15,8 +15,9 @@ use vrs_engine::batch::{self, BatchBackend, BatchKind, VerifyItem};
 use vrs_engine::group::{Element, Modulus};
 use vrs_engine::vdf::Proof;
 
+/// What both batch benchmarks take: the backends and the group.
 #[derive(Debug, Args)]
-pub struct BatchBenchArgs {
+struct Common {
     /// Comma-separated batch backends: cpu, simd, gpu (one unavailable here is reported and
     /// skipped).
     #[arg(
@@ -26,12 +27,18 @@ pub struct BatchBenchArgs {
         value_parser = parse_kind
     )]
     backends: Vec<BatchKind>,
-    /// Comma-separated batch sizes (independent values squared together).
-    #[arg(long, value_delimiter = ',', default_value = "1,16,256,4096,65536")]
-    sizes: Vec<usize>,
     /// Group.
     #[arg(long, default_value = "rsa2048")]
     modulus: String,
+}
+
+#[derive(Debug, Args)]
+pub struct BatchBenchArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Comma-separated batch sizes (independent values squared together).
+    #[arg(long, value_delimiter = ',', default_value = "1,16,256,4096,65536")]
+    sizes: Vec<usize>,
     /// Seconds each measurement aims at (the squarings per value are sized for it).
     #[arg(long, default_value_t = 1.0)]
     seconds: f64,
@@ -45,21 +52,11 @@ pub struct BatchBenchArgs {
 
 #[derive(Debug, Args)]
 pub struct VerifyBenchArgs {
-    /// Comma-separated batch backends: cpu, simd, gpu (one unavailable here is reported and
-    /// skipped).
-    #[arg(
-        long = "backend",
-        value_delimiter = ',',
-        default_value = "cpu,simd,gpu",
-        value_parser = parse_kind
-    )]
-    backends: Vec<BatchKind>,
+    #[command(flatten)]
+    common: Common,
     /// Comma-separated batch sizes (proofs verified together).
     #[arg(long, value_delimiter = ',', default_value = "1,16,256,4096")]
     sizes: Vec<usize>,
-    /// Group.
-    #[arg(long, default_value = "rsa2048")]
-    modulus: String,
     /// T of the proofs (pool-entry sized by default).
     #[arg(long, short = 't', default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
     iterations: u64,
@@ -175,8 +172,8 @@ fn square_rate(
 
 pub fn bench_batch(args: BatchBenchArgs) -> anyhow::Result<ExitCode> {
     check_common(&args.sizes, args.seconds)?;
-    let modulus = Modulus::by_name(&args.modulus)?;
-    let backends = open_backends(&args.backends)?;
+    let modulus = Modulus::by_name(&args.common.modulus)?;
+    let backends = open_backends(&args.common.backends)?;
     let largest = args.sizes.iter().copied().max().unwrap_or(1);
     let values = inputs(&modulus, largest);
     let bar = progress::bar(
@@ -292,8 +289,8 @@ fn proofs(modulus: &Modulus, n: usize, t: u64) -> anyhow::Result<Vec<VerifyItem>
 
 pub fn bench_verify(args: VerifyBenchArgs) -> anyhow::Result<ExitCode> {
     check_common(&args.sizes, args.seconds)?;
-    let modulus = Modulus::by_name(&args.modulus)?;
-    let backends = open_backends(&args.backends)?;
+    let modulus = Modulus::by_name(&args.common.modulus)?;
+    let backends = open_backends(&args.common.backends)?;
     let largest = args.sizes.iter().copied().max().unwrap_or(1);
     eprintln!("making {largest} proofs of T = {}…", args.iterations);
     let items = proofs(&modulus, largest, args.iterations)?;

@@ -118,6 +118,8 @@ struct Ctx<V> {
     m0inv: V,
     mask: V,
     t: Vec<V>,
+    /// A copy of the operand of a squaring (`mul` reads both factors until its last loop).
+    sq: Vec<V>,
 }
 
 impl<V: Lanes8> Ctx<V> {
@@ -129,7 +131,17 @@ impl<V: Lanes8> Ctx<V> {
             m0inv: V::splat(p.m0inv),
             mask: V::splat(MASK),
             t: vec![V::zero(); 2 * p.n + 1],
+            sq: vec![V::zero(); p.n],
         }
+    }
+
+    /// a ← a²·R⁻¹ mod N, without allocating.
+    #[inline(always)]
+    fn sqr(&mut self, a: &mut [V]) {
+        let mut sq = std::mem::take(&mut self.sq);
+        sq.copy_from_slice(a);
+        self.mul(a, &sq);
+        self.sq = sq;
     }
 
     /// a ← a·b·R⁻¹ mod N (below 2N, digits below 2^52), a and b below 2N.
@@ -172,8 +184,7 @@ pub(crate) fn square_chunk<V: Lanes8>(p: &Params52, vals: &mut [BigUint], k: u64
     let r2: Vec<V> = p.r2.iter().map(|&d| V::splat(d)).collect();
     ctx.mul(&mut x, &r2);
     for _ in 0..k {
-        let y = x.clone();
-        ctx.mul(&mut x, &y);
+        ctx.sqr(&mut x);
     }
     out_of_montgomery(&mut ctx, &mut x);
     store(p, &x, vals);
@@ -198,8 +209,7 @@ pub(crate) fn pow_chunk<V: Lanes8>(
     ctx.mul(&mut acc, &r2);
     let bits = exps.iter().map(BigUint::bits).max().unwrap_or(0);
     for b in (0..bits).rev() {
-        let y = acc.clone();
-        ctx.mul(&mut acc, &y);
+        ctx.sqr(&mut acc);
         let take: [bool; LANES] = std::array::from_fn(|l| exps.get(l).is_some_and(|e| e.bit(b)));
         if take.iter().any(|&t| t) {
             let mut prod = acc.clone();
