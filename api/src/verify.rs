@@ -418,6 +418,7 @@ pub(crate) fn result_json(
         "entropy": y,
         "resolved_at": game.resolved_at_ms.map(|ms| ms / 1000),
         "verify_url": format!("/api/v1/verify/{}", g.game_id),
+        "verify_page": format!("/verify?game={}", g.game_id),
         "result_hash": hex::encode(crate::commit::result_hash(g, stored)),
     });
     if g.game == "rng" {

@@ -21,19 +21,7 @@ pub async fn attach(
 ) -> anyhow::Result<()> {
     let enabled = view.status.snapshot().enabled;
     let (status, tx, detail) = match inclusion(store, subject).await {
-        Ok(None) => (
-            AnchorState::Pending,
-            None,
-            json!({
-                "status": "pending",
-                "enabled": enabled,
-                "message": if enabled {
-                    "not in an anchor batch yet (one is built every few resolved epochs)"
-                } else {
-                    "anchoring is disabled on this service"
-                },
-            }),
-        ),
+        Ok(None) => (AnchorState::Pending, None, pending_json(enabled)),
         Ok(Some(inc)) => {
             check(&mut v.checks, "anchor_inclusion", inclusion_check(&inc));
             let b = &inc.batch;
@@ -66,6 +54,19 @@ pub async fn attach(
         r.insert("verified".into(), json!(v.verified));
     }
     Ok(())
+}
+
+/// The anchor object of a record that is in no anchor batch yet.
+pub fn pending_json(enabled: bool) -> Value {
+    json!({
+        "status": "pending",
+        "enabled": enabled,
+        "message": if enabled {
+            "not in an anchor batch yet (one is built every few resolved epochs)"
+        } else {
+            "anchoring is disabled on this service"
+        },
+    })
 }
 
 /// Whether the record's leaf folds up its audit path to the anchor batch's stored root.

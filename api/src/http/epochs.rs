@@ -2,17 +2,36 @@
 //! epochs without trusting the server (its input, output and proof, and the hashes of its
 //! leaves, enough to recompute the bets root).
 
-use super::{ApiError, State};
+use super::{schema, ApiError, State};
+use crate::anchor::batch::{inclusion, Subject};
+use crate::anchor::proof::{inclusion_json, pending_json};
+use crate::store::StoreError;
 use crate::verify::veo_class;
 use axum::extract::{Path, State as AxState};
 use axum::Json;
-use serde_json::{json, Value};
 use vrs_engine::merkle;
 
+/// An epoch's public record
+///
+/// Its input x (from the previous output, the bets root and T), output y, the Wesolowski proof
+/// (π, ℓ) and the hashes of its leaves in order: what `vrs verify`, `vrs audit` and the
+/// in-browser verifier need to check the chain of epochs (docs/PROTOCOL.md §10, §13).
+#[utoipa::path(
+    get,
+    path = "/api/v1/epochs/{number}",
+    tag = "audit",
+    params(("number" = String, Path, description = "The epoch number (from 1)")),
+    responses(
+        (status = 200, description = "The epoch", body = schema::EpochRecord),
+        (status = 400, description = "The number is not an integer", body = schema::ErrorBody),
+        (status = 404, description = "No such epoch", body = schema::ErrorBody),
+        (status = 503, description = "The database is unavailable", body = schema::ErrorBody),
+    )
+)]
 pub async fn epoch(
     AxState(state): AxState<State>,
     Path(number): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<schema::EpochRecord>, ApiError> {
     let n: u64 = number.parse().map_err(|_| {
         ApiError::BadRequest(format!("epoch number must be an integer, got {number:?}"))
     })?;
@@ -31,22 +50,41 @@ pub async fn epoch(
     };
     let input = e.input.as_ref();
     let output = e.output.as_ref();
-    Ok(Json(json!({
-        "epoch": e.number,
-        "status": e.status.as_str(),
-        "modulus": e.modulus,
-        "veo_class": veo_class(&e.modulus),
-        "opened_at_ms": e.opened_at_ms,
-        "closed_at_ms": e.closed_at_ms,
-        "iterations": input.map(|i| i.iterations),
-        "previous_output": input.map(|i| hex::encode(&i.prev_y)),
-        "bets_root": input.map(|i| hex::encode(i.bets_root)),
-        "bet_count": input.map(|i| i.bet_count),
-        "x": input.map(|i| hex::encode(&i.x)),
-        "y": output.map(|o| hex::encode(&o.y)),
-        "pi": output.map(|o| hex::encode(&o.pi)),
-        "l": output.map(|o| hex::encode(&o.l)),
-        "resolved_at_ms": output.map(|o| o.resolved_at_ms),
-        "leaf_hashes": leaf_hashes,
-    })))
+    Ok(Json(schema::EpochRecord {
+        epoch: e.number,
+        status: e.status.as_str().into(),
+        veo_class: veo_class(&e.modulus),
+        modulus: e.modulus.clone(),
+        opened_at_ms: e.opened_at_ms,
+        closed_at_ms: e.closed_at_ms,
+        iterations: input.map(|i| i.iterations),
+        previous_output: input.map(|i| hex::encode(&i.prev_y)),
+        bets_root: input.map(|i| hex::encode(i.bets_root)),
+        bet_count: input.map(|i| i.bet_count),
+        x: input.map(|i| hex::encode(&i.x)),
+        y: output.map(|o| hex::encode(&o.y)),
+        pi: output.map(|o| hex::encode(&o.pi)),
+        l: output.map(|o| hex::encode(&o.l)),
+        resolved_at_ms: output.map(|o| o.resolved_at_ms),
+        leaf_hashes,
+        anchor: anchor_json(&state, n).await?,
+    }))
+}
+
+/// The epoch's `anchor` object, the same shape as a verification's (docs/PROTOCOL.md §16, "In
+/// the verification response"), so that `vrs audit` can check a range of epochs against their
+/// anchor batches. The store failing is a 503; records that no longer add up to their batch
+/// only add an `error` (a verifier's own recomputation then fails).
+async fn anchor_json(state: &State, n: u64) -> Result<serde_json::Value, ApiError> {
+    let enabled = state.anchor.status.snapshot().enabled;
+    match inclusion(state.store.as_ref(), Subject::Epoch(n)).await {
+        Ok(Some(inc)) => Ok(inclusion_json(&inc, &state.anchor, enabled)),
+        Ok(None) => Ok(pending_json(enabled)),
+        Err(e) if e.downcast_ref::<StoreError>().is_some() => Err(e.into()),
+        Err(e) => {
+            let mut v = pending_json(enabled);
+            v["error"] = format!("{e:#}").into();
+            Ok(v)
+        }
+    }
 }

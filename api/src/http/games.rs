@@ -1,6 +1,6 @@
 //! Game catalog, bets, raw RNG requests, results and verification.
 
-use super::{ApiError, State};
+use super::{schema, ApiError, State};
 use crate::commit::bet_leaf;
 use crate::epoch::now_ms;
 use crate::games::{self, catalog as game_catalog, parse_bet, valid_bet_types, Game};
@@ -46,32 +46,61 @@ fn epoch_seconds(state: &State) -> f64 {
     state.epoch_ms as f64 / 1000.0
 }
 
-pub async fn catalog() -> Json<Value> {
-    let games: Vec<Value> = game_catalog()
+/// The game catalog
+#[utoipa::path(
+    get,
+    path = "/api/v1/games",
+    tag = "games",
+    responses((status = 200, description = "Games and raw RNG (interface 2.4)", body = schema::Catalog))
+)]
+pub async fn catalog() -> Json<schema::Catalog> {
+    let games = game_catalog()
         .into_iter()
         .filter(|c| c.game != Game::Rng) // raw RNG has its own member below
-        .map(|c| {
-            json!({
-                "type": c.game.name(),
-                "name": c.name,
-                "description": c.description,
-                "bet_types": valid_bet_types(c.game),
-                "house_edge": c.house_edge,
-                "endpoint": format!("/api/v1/games/{}/bet", c.game.name()),
-            })
+        .map(|c| schema::CatalogEntry {
+            kind: c.game.name().into(),
+            name: c.name.into(),
+            description: c.description.into(),
+            bet_types: valid_bet_types(c.game)
+                .iter()
+                .map(|t| t.to_string())
+                .collect(),
+            house_edge: c.house_edge,
+            endpoint: format!("/api/v1/games/{}/bet", c.game.name()),
         })
         .collect();
-    Json(json!({
-        "games": games,
-        "raw_rng": {
-            "description": "Verifiable random value without a game: rngValue = HMAC-SHA256(y_e, \
-                game_id ‖ client_seed), resolved with the next epoch",
-            "endpoint": "/api/v1/rng/generate",
+    Json(schema::Catalog {
+        games,
+        raw_rng: schema::RawRngEntry {
+            description: "Verifiable random value without a game: rngValue = HMAC-SHA256(y_e, \
+                game_id ‖ client_seed), resolved with the next epoch"
+                .into(),
+            endpoint: "/api/v1/rng/generate".into(),
         },
-        "rules": "/docs/games",
-    }))
+        rules: "/docs/games".into(),
+    })
 }
 
+/// Place a two-dice bet
+///
+/// 202 on the epoch path (the result comes after the next epoch, about 5 s); 200 at once when
+/// the bet is served from the precomputed pool (`"instant": true`, or the operator's default).
+/// Rules and payouts: /docs/games.
+#[utoipa::path(
+    post,
+    path = "/api/v1/games/dice/bet",
+    tag = "games",
+    request_body(content = schema::BetRequest, content_type = "application/json",
+        description = "bet_type: exact (with target 2–12), over7, under7, odd, even",
+        example = json!({"bet_type": "over7", "amount": 1.0, "player_seed": "my seed"})),
+    responses(
+        (status = 200, description = "Served at once from the pool (interface 2.7)", body = schema::InstantBet),
+        (status = 202, description = "Accepted into the open epoch", body = schema::BetAccepted),
+        (status = 400, description = "Invalid bet type or parameters", body = schema::BetError),
+        (status = 413, description = "Body over 16 KiB", body = schema::ErrorBody),
+        (status = 503, description = "The database is unavailable", body = schema::ErrorBody),
+    )
+)]
 pub async fn dice_bet(
     AxState(state): AxState<State>,
     headers: HeaderMap,
@@ -80,6 +109,26 @@ pub async fn dice_bet(
     place_bet(state, Game::Dice, &headers, &body).await
 }
 
+/// Place a Sic Bo bet
+///
+/// Three dice. 202 on the epoch path; 200 at once when served from the pool. Rules and
+/// payouts: /docs/games.
+#[utoipa::path(
+    post,
+    path = "/api/v1/games/sicbo/bet",
+    tag = "games",
+    request_body(content = schema::BetRequest, content_type = "application/json",
+        description = "bet_type: big, small, odd, even, total (target 4–17), single, double, \
+            triple (target 1–6), anyTriple, combo (combo: two different faces)",
+        example = json!({"bet_type": "total", "target": 10, "amount": 1.0})),
+    responses(
+        (status = 200, description = "Served at once from the pool (interface 2.7)", body = schema::InstantBet),
+        (status = 202, description = "Accepted into the open epoch", body = schema::BetAccepted),
+        (status = 400, description = "Invalid bet type or parameters", body = schema::BetError),
+        (status = 413, description = "Body over 16 KiB", body = schema::ErrorBody),
+        (status = 503, description = "The database is unavailable", body = schema::ErrorBody),
+    )
+)]
 pub async fn sicbo_bet(
     AxState(state): AxState<State>,
     headers: HeaderMap,
@@ -142,17 +191,15 @@ async fn place_bet(
     } else {
         format!("Bet accepted into epoch {epoch}; {wait}")
     };
-    let mut body = json!({
-        "accepted": true,
-        "bet_id": bet_id,
-        "game_id": game_id,
-        "resolves_at_epoch": epoch,
-        "message": message,
-        "poll_url": format!("/api/v1/games/{game_id}"),
-    });
-    if instant {
-        body["pool_served"] = json!(false);
-    }
+    let body = schema::BetAccepted {
+        accepted: true,
+        bet_id,
+        poll_url: format!("/api/v1/games/{game_id}"),
+        game_id,
+        resolves_at_epoch: epoch,
+        message,
+        pool_served: instant.then_some(false),
+    };
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
 
@@ -196,9 +243,27 @@ fn instant_json(game: &GameRecord) -> Value {
             "amount": g.amount,
         },
         "verify_url": format!("/api/v1/verify/{}", g.game_id),
+        "verify_page": format!("/verify?game={}", g.game_id),
     })
 }
 
+/// Request a raw verifiable random value
+///
+/// No game: rngValue = HMAC-SHA256(y_e, game_id ‖ client_seed) once the next epoch resolves.
+/// The body is optional.
+#[utoipa::path(
+    post,
+    path = "/api/v1/rng/generate",
+    tag = "randomness",
+    request_body(content = Option<schema::RngRequest>, content_type = "application/json",
+        example = json!({"client_seed": "my seed"})),
+    responses(
+        (status = 202, description = "Accepted into the open epoch (interface 2.12)", body = schema::RngAccepted),
+        (status = 400, description = "The body is not a JSON object with an optional client_seed", body = schema::ErrorBody),
+        (status = 413, description = "Body over 16 KiB", body = schema::ErrorBody),
+        (status = 503, description = "The database is unavailable", body = schema::ErrorBody),
+    )
+)]
 pub async fn rng_generate(
     AxState(state): AxState<State>,
     body: Bytes,
@@ -221,20 +286,15 @@ pub async fn rng_generate(
     new.leaf = bet_leaf(&new);
     let (game_id, request_id) = (new.game_id.clone(), new.request_id.clone());
     let epoch = state.store.insert_game(new).await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(json!({
-            "accepted": true,
-            "request_id": request_id,
-            "game_id": game_id,
-            "resolves_at_epoch": epoch,
-            "poll_url": format!("/api/v1/games/{game_id}"),
-            "message": format!(
-                "Request accepted into epoch {epoch}; poll the URL for the value."
-            ),
-        })),
-    )
-        .into_response())
+    let body = schema::RngAccepted {
+        accepted: true,
+        request_id,
+        poll_url: format!("/api/v1/games/{game_id}"),
+        game_id,
+        resolves_at_epoch: epoch,
+        message: format!("Request accepted into epoch {epoch}; poll the URL for the value."),
+    };
+    Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
 
 /// The optional body of a raw RNG request: nothing, or a JSON object with `client_seed`.
@@ -262,6 +322,22 @@ fn parse_rng_body(body: &[u8]) -> Result<Option<String>, String> {
     }
 }
 
+/// The result of a game
+///
+/// The outcome with its proof and replay once the game's epoch has resolved (200); 202 while
+/// it is pending.
+#[utoipa::path(
+    get,
+    path = "/api/v1/games/{gameId}",
+    tag = "games",
+    params(("gameId" = String, Path, description = "The game's id: 32 lowercase hex digits")),
+    responses(
+        (status = 200, description = "Resolved: result and replay", body = schema::ResolvedGame),
+        (status = 202, description = "Pending: its epoch has not resolved yet", body = schema::GamePending),
+        (status = 404, description = "No such game", body = schema::GameNotFound),
+        (status = 503, description = "The database is unavailable", body = schema::ErrorBody),
+    )
+)]
 pub async fn game_result(
     AxState(state): AxState<State>,
     Path(game_id): Path<String>,
@@ -285,6 +361,23 @@ pub async fn game_result(
     }
 }
 
+/// Verify a game
+///
+/// Recomputes every check from the stored data at this request (bet leaf, Merkle inclusion,
+/// epoch chain and input, the Wesolowski proof, rngValue, the dice, the payout, the anchor)
+/// and returns the proof data and replay steps to redo them offline (docs/PROTOCOL.md §13).
+#[utoipa::path(
+    get,
+    path = "/api/v1/verify/{gameId}",
+    tag = "games",
+    params(("gameId" = String, Path, description = "The game's id: 32 lowercase hex digits")),
+    responses(
+        (status = 200, description = "Verification (interface 2.9)", body = schema::Verification),
+        (status = 202, description = "Pending: its epoch has not resolved yet", body = schema::GamePending),
+        (status = 404, description = "No such game", body = schema::VerifyNotFound),
+        (status = 503, description = "The database is unavailable", body = schema::ErrorBody),
+    )
+)]
 pub async fn verify(
     AxState(state): AxState<State>,
     Path(game_id): Path<String>,
@@ -313,18 +406,15 @@ pub async fn verify(
 
 /// 202: the game is accepted but its epoch has not resolved yet.
 fn pending(state: &State, g: &GameRecord) -> Response {
-    (
-        StatusCode::ACCEPTED,
-        Json(json!({
-            "status": "pending",
-            "game_id": g.new.game_id,
-            "resolves_at_epoch": g.epoch,
-            "message": format!(
-                "waiting for epoch {} to resolve (epochs take about {:.0} s)",
-                g.epoch.unwrap_or_default(),
-                epoch_seconds(state)
-            ),
-        })),
-    )
-        .into_response()
+    let body = schema::GamePending {
+        status: "pending".into(),
+        game_id: g.new.game_id.clone(),
+        resolves_at_epoch: g.epoch,
+        message: format!(
+            "waiting for epoch {} to resolve (epochs take about {:.0} s)",
+            g.epoch.unwrap_or_default(),
+            epoch_seconds(state)
+        ),
+    };
+    (StatusCode::ACCEPTED, Json(body)).into_response()
 }

@@ -5,7 +5,10 @@ mod epochs;
 mod error;
 mod games;
 pub mod notary;
+pub mod openapi;
+mod pages;
 mod pool;
+pub mod schema;
 mod system;
 
 pub use error::ApiError;
@@ -16,7 +19,6 @@ use crate::store::Store;
 use axum::body::Body;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{header, HeaderValue, Response, StatusCode};
-use axum::routing::{get, post};
 use axum::Router;
 use std::sync::Arc;
 use std::time::Instant;
@@ -56,24 +58,10 @@ pub fn app(state: Arc<AppState>) -> Router {
     let notary = if state.notary_separate {
         Router::new()
     } else {
-        notary::routes()
+        openapi::notary_routes().split_for_parts().0
     };
-    let routes = Router::new()
-        .route("/", get(system::info))
-        .route("/health", get(system::health))
-        .route("/docs", get(system::docs_index))
-        .route("/docs/{name}", get(system::doc))
-        .route("/api/v1/entropy", get(system::entropy))
-        .route("/api/v1/stats", get(system::stats))
-        .route("/api/v1/recent", get(system::recent))
-        .route("/api/v1/games", get(games::catalog))
-        .route("/api/v1/games/dice/bet", post(games::dice_bet))
-        .route("/api/v1/games/sicbo/bet", post(games::sicbo_bet))
-        .route("/api/v1/rng/generate", post(games::rng_generate))
-        .route("/api/v1/games/{game_id}", get(games::game_result))
-        .route("/api/v1/verify/{game_id}", get(games::verify))
-        .route("/api/v1/pool/batches/{number}", get(pool::batch))
-        .route("/api/v1/epochs/{number}", get(epochs::epoch))
+    let (randomness, _) = openapi::randomness_routes().split_for_parts();
+    let routes = randomness
         .merge(notary)
         .fallback(system::not_found)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
@@ -86,7 +74,8 @@ pub fn app(state: Arc<AppState>) -> Router {
 
 /// The router of the notary alone, for `--notary-addr`.
 pub fn notary_app(state: Arc<AppState>) -> Router {
-    let routes = notary::routes()
+    let (notary, _) = openapi::notary_routes().split_for_parts();
+    let routes = notary
         .fallback(system::not_found)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(state);

@@ -15,7 +15,7 @@
 // so its size does not matter.
 #![allow(clippy::result_large_err)]
 
-use super::State;
+use super::{schema as doc, State};
 use crate::epoch::now_ms;
 use crate::notary::receipt::{self, ReceiptStatus};
 use crate::notary::schema::{self, FieldError, Schema};
@@ -29,8 +29,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State as AxState};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -39,15 +38,6 @@ pub const IDEMPOTENCY_KEY_MAX: usize = 255;
 /// An Idempotency-Key claim older than this whose request never finished is taken over (its
 /// process died); longer than any settlement can take.
 const IDEMPOTENCY_STALE_MS: i64 = 10 * 60 * 1000;
-
-/// The notary routes (mounted beside the randomness API, or on `--notary-addr`).
-pub fn routes() -> Router<State> {
-    Router::new()
-        .route("/v1/notarize", post(notarize))
-        .route("/v1/notarize/schemas", get(schemas))
-        .route("/v1/notarize/status", get(status))
-        .route("/v1/notarize/{receipt_id}", get(receipt))
-}
 
 fn error(status: StatusCode, body: Value) -> Response {
     (status, Json(body)).into_response()
@@ -101,12 +91,31 @@ fn base_url(headers: &HeaderMap) -> String {
     host.map_or_else(String::new, |h| format!("{scheme}://{h}"))
 }
 
+/// The notary's schemas
+///
+/// What each schema's payload hash is a digest of, and the rules of its metadata.
+#[utoipa::path(
+    get,
+    path = "/v1/notarize/schemas",
+    tag = "notary",
+    responses((status = 200, description = "The schemas", body = doc::NotarySchemas))
+)]
 pub async fn schemas() -> Json<Value> {
     Json(json!({
         "schemas": schema::ALL.iter().map(|s| s.describe()).collect::<Vec<_>>(),
     }))
 }
 
+/// Notary status, price and payment methods
+#[utoipa::path(
+    get,
+    path = "/v1/notarize/status",
+    tag = "notary",
+    responses(
+        (status = 200, description = "Status", body = doc::NotaryStatus),
+        (status = 503, description = "The database is unavailable", body = doc::ErrorBody),
+    )
+)]
 pub async fn status(AxState(state): AxState<State>) -> Response {
     let counts = match state.store.notary_counts().await {
         Ok(c) => c,
@@ -166,6 +175,21 @@ pub async fn status(AxState(state): AxState<State>) -> Response {
     .into_response()
 }
 
+/// A receipt
+///
+/// Its status, Merkle proof, anchor, and checks recomputed from the stored data at this
+/// request.
+#[utoipa::path(
+    get,
+    path = "/v1/notarize/{receipt_id}",
+    tag = "notary",
+    params(("receipt_id" = String, Path, description = "The receipt's id")),
+    responses(
+        (status = 200, description = "The receipt", body = doc::Receipt),
+        (status = 404, description = "No such receipt", body = doc::ReceiptNotFound),
+        (status = 503, description = "The database is unavailable", body = doc::ErrorBody),
+    )
+)]
 pub async fn receipt(
     AxState(state): AxState<State>,
     Path(id): Path<String>,
@@ -466,6 +490,31 @@ fn replay(stored: &IdempotentResponse) -> Response {
     res
 }
 
+/// Notarize a payload hash
+///
+/// Paid per request: a Bearer API key, or an x402 payment (without one, 402 says what to pay).
+/// An `Idempotency-Key` header makes retries safe: the same key and body get the first answer
+/// again, never a second charge. 202 means the receipt is stored durably.
+#[utoipa::path(
+    post,
+    path = "/v1/notarize",
+    tag = "notary",
+    params(("Idempotency-Key" = Option<String>, Header, description = "Up to 255 characters; scoped to the API key or the payer")),
+    request_body(content = doc::NotarizeRequest, content_type = "application/json",
+        example = json!({"schema": "sha256", "payload_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "metadata": {"name": "report.pdf"}})),
+    security(("api_key" = []), ("x402" = [])),
+    responses(
+        (status = 202, description = "The receipt, stored", body = doc::Receipt),
+        (status = 400, description = "An invalid body member or header (named in `field`)", body = doc::FieldErrorBody),
+        (status = 401, description = "A wrong or revoked API key", body = doc::ErrorBody),
+        (status = 402, description = "Payment required, or the payment was refused", body = doc::PaymentRequired,
+            headers(("PAYMENT-REQUIRED" = String, description = "x402 v2 requirements, base64 JSON"))),
+        (status = 409, description = "A request with this Idempotency-Key is still running", body = doc::FieldErrorBody),
+        (status = 413, description = "Body over 16 KiB", body = doc::ErrorBody),
+        (status = 422, description = "This Idempotency-Key was used with another body", body = doc::FieldErrorBody),
+        (status = 503, description = "The database is unavailable", body = doc::ErrorBody),
+    )
+)]
 pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: Bytes) -> Response {
     let request = match parse_request(&state, &body).await {
         Ok(r) => r,

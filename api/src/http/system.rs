@@ -1,94 +1,14 @@
 //! Service info, health, entropy, stats, recent games and the embedded documents.
 
-use super::{ApiError, State, API_VERSION};
+use super::{schema, ApiError, State, API_VERSION};
 use crate::verify::veo_class;
-use axum::extract::{Path, State as AxState};
+use axum::extract::State as AxState;
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::sync::atomic::Ordering;
-
-/// Documents served under /docs/{name}: (name, title, markdown).
-const DOCS: &[(&str, &str, &str)] = &[
-    (
-        "protocol",
-        "vrs protocol: VDF, epochs, commitments, derivation (byte-exact)",
-        include_str!("../../../docs/PROTOCOL.md"),
-    ),
-    (
-        "games",
-        "Game rules, payouts and validation",
-        include_str!("../../../docs/GAMES.md"),
-    ),
-];
-
-/// The endpoints of this API, for /docs/api.
-const ENDPOINTS: &[(&str, &str, &str)] = &[
-    ("GET", "/", "service info"),
-    ("GET", "/health", "health"),
-    (
-        "GET",
-        "/api/v1/entropy",
-        "entropy of the latest resolved epoch (202 before the first)",
-    ),
-    ("GET", "/api/v1/games", "game catalog"),
-    (
-        "POST",
-        "/api/v1/games/dice/bet",
-        "place a two-dice bet (202)",
-    ),
-    (
-        "POST",
-        "/api/v1/games/sicbo/bet",
-        "place a Sic Bo bet (202)",
-    ),
-    (
-        "POST",
-        "/api/v1/rng/generate",
-        "raw verifiable random value (202)",
-    ),
-    (
-        "GET",
-        "/api/v1/games/{gameId}",
-        "result and replay (200), pending (202)",
-    ),
-    (
-        "GET",
-        "/api/v1/verify/{gameId}",
-        "recomputed verification with proof data (200)",
-    ),
-    ("GET", "/api/v1/stats", "engine and game statistics"),
-    (
-        "GET",
-        "/api/v1/pool/batches/{number}",
-        "a committed pool batch: root, leaf hashes, the game that consumed each served entry",
-    ),
-    (
-        "GET",
-        "/api/v1/epochs/{number}",
-        "an epoch: input, output, Wesolowski proof and leaf hashes (for vrs verify and audits)",
-    ),
-    ("GET", "/api/v1/recent", "the 20 most recent games"),
-    ("GET", "/docs", "documents"),
-    (
-        "POST",
-        "/v1/notarize",
-        "notarize a payload hash (202 receipt); API key or x402 payment; Idempotency-Key",
-    ),
-    (
-        "GET",
-        "/v1/notarize/{receipt_id}",
-        "a receipt: status, Merkle proof, anchor, verification",
-    ),
-    ("GET", "/v1/notarize/schemas", "the notary's schemas"),
-    (
-        "GET",
-        "/v1/notarize/status",
-        "notary status, price and payment methods",
-    ),
-];
 
 fn uptime(state: &State) -> u64 {
     state.started.elapsed().as_secs()
@@ -119,6 +39,18 @@ fn role(state: &State) -> &'static str {
     }
 }
 
+/// Service info
+///
+/// Name, version, status, links (the in-browser verifier, the whitepaper, the API reference),
+/// the database, the VDF engine's epoch and the anchoring state.
+#[utoipa::path(
+    get,
+    path = "/",
+    tag = "system",
+    responses(
+        (status = 200, description = "Service info (interface 2.1)", body = schema::ServiceInfo),
+    )
+)]
 pub async fn info(AxState(state): AxState<State>) -> Result<Json<Value>, ApiError> {
     let database = database(&state).await;
     let open = state.store.open_epoch().await.ok().map(|e| e.number);
@@ -138,9 +70,9 @@ pub async fn info(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErro
         "version": API_VERSION,
         "status": if database == "connected" { "operational" } else { "degraded" },
         "links": {
-            "verify": "/api/v1/verify/{gameId}",
-            "whitepaper": "/docs/protocol",
-            "api_docs": "/docs/api",
+            "verify": "/verify",
+            "whitepaper": "/whitepaper",
+            "api_docs": "/docs",
             "health": "/health",
             "stats": "/api/v1/stats",
             "recent": "/api/v1/recent",
@@ -232,37 +164,52 @@ fn non_zero(v: u64) -> Value {
     }
 }
 
-pub async fn health(AxState(state): AxState<State>) -> Response {
-    let database = database(&state).await;
-    let ok = database == "connected";
-    // Always 200 (the interface's success code): the body says what is wrong.
-    (
-        StatusCode::OK,
-        Json(json!({
-            "status": if ok { "ok" } else { "degraded" },
-            "uptime": uptime(&state),
-            "database": database,
-            "vdf": vdf_status(&state),
-            "role": role(&state),
-            "store": state.store.kind(),
-        })),
-    )
-        .into_response()
+/// Health
+///
+/// Always 200 (the interface's success code): the body says what is wrong.
+#[utoipa::path(
+    get,
+    path = "/health",
+    tag = "system",
+    responses((status = 200, description = "Health (interface 2.2)", body = schema::Health))
+)]
+pub async fn health(AxState(state): AxState<State>) -> Json<schema::Health> {
+    let ok = state.store.ping().await.is_ok();
+    Json(schema::Health {
+        status: if ok { "ok" } else { "degraded" }.into(),
+        uptime: uptime(&state),
+        database: schema::Database::of(ok),
+        vdf: vdf_status(&state).into(),
+        role: role(&state).into(),
+        store: state.store.kind().into(),
+    })
 }
 
+/// Entropy of the latest resolved epoch
+///
+/// y of the latest resolved epoch, its SHA-256, and the verify endpoint of its last game.
+/// 202 with a pending body before the first epoch resolves.
+#[utoipa::path(
+    get,
+    path = "/api/v1/entropy",
+    tag = "randomness",
+    responses(
+        (status = 200, description = "Entropy (interface 2.3)", body = schema::Entropy),
+        (status = 202, description = "No epoch has resolved yet", body = schema::EntropyPending),
+        (status = 503, description = "The database is unavailable", body = schema::ErrorBody),
+    )
+)]
 pub async fn entropy(AxState(state): AxState<State>) -> Result<Response, ApiError> {
     let Some(epoch) = state.store.latest_resolved_epoch().await? else {
         let open = state.store.open_epoch().await?;
-        return Ok((
-            StatusCode::ACCEPTED,
-            Json(json!({
-                "status": "pending",
-                "message": "no epoch has resolved yet; the first entropy is published when \
-                    the first epoch's VDF finishes",
-                "epoch": open.number,
-            })),
-        )
-            .into_response());
+        let pending = schema::EntropyPending {
+            status: "pending".into(),
+            message: "no epoch has resolved yet; the first entropy is published when the \
+                first epoch's VDF finishes"
+                .into(),
+            epoch: open.number,
+        };
+        return Ok((StatusCode::ACCEPTED, Json(pending)).into_response());
     };
     let Some(out) = epoch.output.as_ref() else {
         return Err(ApiError::Internal(anyhow::anyhow!(
@@ -271,23 +218,33 @@ pub async fn entropy(AxState(state): AxState<State>) -> Result<Response, ApiErro
         )));
     };
     let last_game = state.store.last_game_id(epoch.number).await?;
-    Ok((
-        StatusCode::OK,
-        Json(json!({
-            "entropy": hex::encode(&out.y),
-            "entropy_hash": hex::encode(Sha256::digest(&out.y)),
-            "source": "vdf_epoch",
-            "epoch": epoch.number,
-            "timestamp": out.resolved_at_ms / 1000,
-            "veo_class": veo_class(&epoch.modulus),
-            "verify_url": last_game.map(|id| format!("/api/v1/verify/{id}")),
-            "iterations": epoch.input.as_ref().map(|i| i.iterations),
-            "modulus": epoch.modulus,
-        })),
-    )
-        .into_response())
+    let body = schema::Entropy {
+        entropy: hex::encode(&out.y),
+        entropy_hash: hex::encode(Sha256::digest(&out.y)),
+        source: "vdf_epoch".into(),
+        epoch: epoch.number,
+        timestamp: out.resolved_at_ms / 1000,
+        veo_class: veo_class(&epoch.modulus),
+        verify_url: last_game.map(|id| format!("/api/v1/verify/{id}")),
+        iterations: epoch.input.as_ref().map(|i| i.iterations),
+        modulus: epoch.modulus.clone(),
+    };
+    Ok((StatusCode::OK, Json(body)).into_response())
 }
 
+/// Engine and game statistics
+///
+/// The epoch counters, game counts, squarings per second, the instant-bet pool (with its last
+/// committed batch root) and the anchoring loop.
+#[utoipa::path(
+    get,
+    path = "/api/v1/stats",
+    tag = "system",
+    responses(
+        (status = 200, description = "Statistics (interface 2.10)", body = schema::Stats),
+        (status = 503, description = "The database is unavailable", body = schema::ErrorBody),
+    )
+)]
 pub async fn stats(AxState(state): AxState<State>) -> Result<Json<Value>, ApiError> {
     let open = state.store.open_epoch().await?;
     let counts = state.store.game_counts().await?;
@@ -362,6 +319,16 @@ fn pool_json(state: &State, pool: &crate::store::PoolCounts) -> Value {
     })
 }
 
+/// The 20 most recent games
+#[utoipa::path(
+    get,
+    path = "/api/v1/recent",
+    tag = "games",
+    responses(
+        (status = 200, description = "Recent games, newest first (interface 2.11)", body = schema::Recent),
+        (status = 503, description = "The database is unavailable", body = schema::ErrorBody),
+    )
+)]
 pub async fn recent(AxState(state): AxState<State>) -> Result<Json<Value>, ApiError> {
     let games: Vec<Value> = state
         .store
@@ -383,47 +350,17 @@ pub async fn recent(AxState(state): AxState<State>) -> Result<Json<Value>, ApiEr
                 "payout": r.and_then(|r| r.payout.clone()),
                 "created_at": g.new.created_at_ms / 1000,
                 "verify_url": format!("/api/v1/verify/{}", g.new.game_id),
+                "verify_page": format!("/verify?game={}", g.new.game_id),
             })
         })
         .collect();
     Ok(Json(json!({ "games": games })))
 }
 
-pub async fn docs_index() -> Json<Value> {
-    let mut docs: Vec<Value> = DOCS
-        .iter()
-        .map(|(name, title, _)| json!({ "name": name, "title": title, "url": format!("/docs/{name}") }))
-        .collect();
-    docs.push(json!({ "name": "api", "title": "Endpoints of this API", "url": "/docs/api" }));
-    Json(json!({ "documents": docs }))
-}
-
-pub async fn doc(Path(name): Path<String>) -> Response {
-    if name == "api" {
-        let endpoints: Vec<Value> = ENDPOINTS
-            .iter()
-            .map(|(m, p, what)| json!({ "method": m, "path": p, "purpose": what }))
-            .collect();
-        return Json(json!({ "name": "api", "version": API_VERSION, "endpoints": endpoints }))
-            .into_response();
-    }
-    match DOCS.iter().find(|(n, _, _)| *n == name) {
-        Some((name, title, content)) => Json(json!({
-            "name": name, "title": title, "format": "markdown", "content": content,
-        }))
-        .into_response(),
-        None => (
-            StatusCode::NOT_FOUND,
-            Json(json!({ "error": format!("no document named {name:?}; see /docs") })),
-        )
-            .into_response(),
-    }
-}
-
 pub async fn not_found(uri: Uri) -> Response {
     (
         StatusCode::NOT_FOUND,
-        Json(json!({ "error": format!("no such endpoint: {}", uri.path()), "docs": "/docs/api" })),
+        Json(json!({ "error": format!("no such endpoint: {}", uri.path()), "docs": "/docs" })),
     )
         .into_response()
 }

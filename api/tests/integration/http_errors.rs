@@ -485,11 +485,24 @@ async fn system_endpoints_have_the_interface_fields() {
         "docs",
     ] {
         let target = info["links"][link].as_str().unwrap();
-        if link != "verify" {
-            let (s, _, _) = api.get(target).await;
-            assert_eq!(s, StatusCode::OK, "link {link} → {target}");
-        }
+        let res = api
+            .router
+            .clone()
+            .oneshot(Request::get(target).body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "link {link} → {target}");
+        // The verifier, the whitepaper and the API reference are pages; the rest is JSON.
+        let ct = res.headers()[header::CONTENT_TYPE].to_str().unwrap();
+        let page = ["verify", "whitepaper", "api_docs", "docs"].contains(&link);
+        let want = if page {
+            "text/html"
+        } else {
+            "application/json"
+        };
+        assert!(ct.starts_with(want), "link {link} → {target}: {ct}");
     }
+    assert_eq!(info["links"]["verify"], "/verify");
     assert!(info["vdf_engine"]["status"].is_string());
     assert!(info["vdf_engine"]["epoch"].is_object());
     assert!(info["vdf_engine"]["computation_time"].is_string());

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
 mod anchor;
+mod browser;
 mod cli_bench;
 mod cli_vdf;
 mod cli_verify;
@@ -11,6 +12,7 @@ mod evm;
 mod http_errors;
 mod independent;
 mod notary;
+mod openapi;
 mod pg;
 mod proxy;
 mod router_epoch;
@@ -19,6 +21,7 @@ mod serve_pool;
 mod serve_restart;
 mod server;
 mod store_conformance;
+mod tamper;
 mod x402;
 mod x402_facilitator;
 mod x402_recovery;

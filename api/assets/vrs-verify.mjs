@@ -1,0 +1,1207 @@
+// vrs in-browser verifier: the core.
+//
+// Recomputes every check of a vrs game from the server's public JSON API, independently of the
+// server's own `verified` flag and `checks`, following docs/PROTOCOL.md (sections 1-16) and
+// docs/GAMES.md byte for byte. Plain ES module with no dependencies: it uses only fetch, BigInt,
+// TextEncoder and globalThis.crypto.subtle (SHA-256, HMAC-SHA256), so the same file runs in a
+// browser (served at /assets/vrs-verify.mjs) and in Node 20.
+//
+//   import { verifyGame } from "./vrs-verify.mjs";
+//   const r = await verifyGame("http://127.0.0.1:8080", gameId, (step) => console.log(step));
+//   r.verified; r.steps; r.dice;
+//
+// Every wrong value is a failed step; only a response that is not a verification at all (unknown
+// game, pending game, network failure, not JSON) throws a VerifyError.
+
+const subtle = globalThis.crypto && globalThis.crypto.subtle;
+const utf8 = new TextEncoder();
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+/** Thrown when there is nothing to verify. `kind`: invalid_id | not_found | pending | network |
+ *  http | bad_response. `status` is the HTTP status where there was one. */
+export class VerifyError extends Error {
+  constructor(kind, message, extra = {}) {
+    super(message);
+    this.name = "VerifyError";
+    this.kind = kind;
+    Object.assign(this, extra);
+  }
+}
+
+/** A failed check: thrown inside a check, caught by it and turned into `passed: false`. */
+class CheckFailed extends Error {}
+const fail = (msg) => {
+  throw new CheckFailed(msg);
+};
+
+// ---------------------------------------------------------------------------------------------
+// Bytes, hex, integers
+// ---------------------------------------------------------------------------------------------
+
+/** Strict hex (either case, no 0x, even length) to bytes; `nbytes` fixes the length. */
+export function hexToBytes(text, nbytes, what = "value") {
+  if (typeof text !== "string") fail(`${what} is missing or not a string`);
+  if (text.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(text)) fail(`${what} is not plain hex`);
+  if (nbytes !== undefined && text.length !== 2 * nbytes) {
+    fail(`${what} has ${text.length} hex digits, expected ${2 * nbytes}`);
+  }
+  const out = new Uint8Array(text.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(text.substr(2 * i, 2), 16);
+  return out;
+}
+
+export function bytesToHex(bytes) {
+  let s = "";
+  for (const b of bytes) s += b.toString(16).padStart(2, "0");
+  return s;
+}
+
+export function concat(...parts) {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+export function bytesEqual(a, b) {
+  if (a.length !== b.length) return false;
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d |= a[i] ^ b[i];
+  return d === 0;
+}
+
+/** Big-endian unsigned encoding of `v` (Number or BigInt) in `n` bytes. */
+export function uint(v, n) {
+  let x = BigInt(v);
+  if (x < 0n || x >= 1n << BigInt(8 * n)) throw new RangeError(`${v} does not fit in ${n} bytes`);
+  const out = new Uint8Array(n);
+  for (let i = n - 1; i >= 0; i--) {
+    out[i] = Number(x & 0xffn);
+    x >>= 8n;
+  }
+  return out;
+}
+export const u8 = (v) => uint(v, 1);
+export const u16 = (v) => uint(v, 2);
+export const u32 = (v) => uint(v, 4);
+export const u64 = (v) => uint(v, 8);
+
+/** f(s) of PROTOCOL.md: u16(len(UTF-8(s))) ‖ UTF-8(s). */
+export function field(s) {
+  const b = utf8.encode(s);
+  return concat(u16(b.length), b);
+}
+
+export function bytesToBigInt(bytes) {
+  let v = 0n;
+  for (const b of bytes) v = (v << 8n) | BigInt(b);
+  return v;
+}
+
+export function bigIntToBytes(v, n) {
+  return uint(v, n);
+}
+
+export function bitLength(v) {
+  return v === 0n ? 0 : v.toString(2).length;
+}
+
+const mod = (a, m) => {
+  const r = a % m;
+  return r < 0n ? r + m : r;
+};
+
+/** base^exp mod m, left to right with a 4-bit fixed window. */
+export function modPow(base, exp, m) {
+  if (m === 1n) return 0n;
+  base = mod(base, m);
+  if (exp === 0n) return 1n;
+  const table = [1n, base];
+  for (let i = 2; i < 16; i++) table.push((table[i - 1] * base) % m);
+  const hexExp = exp.toString(16);
+  let r = 1n;
+  for (let i = 0; i < hexExp.length; i++) {
+    if (i > 0) {
+      r = (r * r) % m;
+      r = (r * r) % m;
+      r = (r * r) % m;
+      r = (r * r) % m;
+    }
+    const d = parseInt(hexExp[i], 16);
+    if (d !== 0) r = (r * table[d]) % m;
+  }
+  return r;
+}
+
+/** Integer square root (floor), by Newton's method. */
+export function isqrt(n) {
+  if (n < 0n) throw new RangeError("isqrt of a negative number");
+  if (n < 2n) return n;
+  let x = 1n << BigInt(Math.ceil(bitLength(n) / 2));
+  for (;;) {
+    const y = (x + n / x) >> 1n;
+    if (y >= x) return x;
+    x = y;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hashes (WebCrypto)
+// ---------------------------------------------------------------------------------------------
+
+function needSubtle() {
+  if (!subtle) {
+    throw new VerifyError(
+      "bad_response",
+      "this browser has no WebCrypto (crypto.subtle); open the page over https or from localhost",
+    );
+  }
+}
+
+export async function sha256(bytes) {
+  needSubtle();
+  return new Uint8Array(await subtle.digest("SHA-256", bytes));
+}
+
+export async function hmacSha256(key, message) {
+  needSubtle();
+  const k = await subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return new Uint8Array(await subtle.sign("HMAC", k, message));
+}
+
+/** H_tag(fields) = SHA-256(u8(len(tag)) ‖ tag ‖ fields), PROTOCOL.md §2. */
+export async function taggedHash(tag, ...fields) {
+  const t = utf8.encode(tag);
+  return sha256(concat(u8(t.length), t, ...fields));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section 1: moduli, encodings
+// ---------------------------------------------------------------------------------------------
+
+export const MODULI = {
+  rsa2048:
+    "c7970ceedcc3b0754490201a7aa613cd73911081c790f5f1a8726f463550bb5b7ff0db8e1ea1189ec72f93d1650011bd" +
+    "721aeeacc2acde32a04107f0648c2813a31f5b0b7765ff8b44b4b6ffc93384b646eb09c7cf5e8592d40ea33c80039f35" +
+    "b4f14a04b51f7bfd781be4d1673164ba8eb991c2c4d730bbbe35f592bdef524af7e8daefd26c66fc02c479af89d64d37" +
+    "3f442709439de66ceb955f3ea37d5159f6135809f85334b5cb1813addc80cd05609f10ac6a95ad65872c909525bdad32" +
+    "bc729592642920f24c61dc5b3c3b7923e56b16a4d9d373d8721f24a3fc0f1b3131f55615172866bccc30f95054c824e7" +
+    "33a5eb6817f7bc16399d48c6361cc7e5",
+  test512:
+    "c568b9f1b880e96816234f4c113b37517999ad9d548be8f75ea694a6bd552a3080362ae464c6737f99681bfb8cda0baf" +
+    "a6255918984658de47b853ee50f01e4b",
+  test1024:
+    "c005415fc5e7e7a7ee518502e49bd810b3589b07ff253b9bebe5e4d59a0107d9e1b91427c8b6c8e532882bcb5210dd02" +
+    "06b7bfcd18b48d47ec392145018874a9baebd041afa7bf7e079c20da3ffe4a7e19cb4da8295f288118810abb0ed46970" +
+    "93bdd4c58d9e1fd23e73a03f0e7e0af9c0e1c5cec9a3ae365f1412ad4138652b",
+};
+
+/** The modulus N of a modulus id (rsa2048, test512, test1024, hex:<digits>). */
+export function modulusFromId(id) {
+  if (typeof id !== "string") fail("modulus id is missing");
+  if (Object.prototype.hasOwnProperty.call(MODULI, id)) return BigInt("0x" + MODULI[id]);
+  if (id.startsWith("hex:")) {
+    const digits = id.slice(4);
+    if (!/^[0-9a-fA-F]+$/.test(digits)) fail(`bad hex modulus id ${JSON.stringify(id)}`);
+    const n = BigInt("0x" + digits);
+    const bits = bitLength(n);
+    if (n % 2n === 0n || bits < 64 || bits > 2048) fail("a hex modulus must be odd and of 64 to 2048 bits");
+    return n;
+  }
+  fail(`unknown modulus id ${JSON.stringify(id)}`);
+}
+
+/** k = ⌈bits(N) / 8⌉. */
+export const byteLength = (n) => Math.ceil(bitLength(n) / 8);
+
+/** canon(v) = min(v, N − v) for v reduced mod N. */
+export function canon(v, n) {
+  v = mod(v, n);
+  return v <= n - v ? v : n - v;
+}
+
+/** Section 1 decoding: refuse a wrong length, 0, v > (N − 1)/2, and 1 for an input. */
+export function decodeElement(hex, n, what, isInput = false) {
+  const k = byteLength(n);
+  const v = bytesToBigInt(hexToBytes(hex, k, what));
+  if (v === 0n) fail(`${what} is 0`);
+  if (v > (n - 1n) / 2n) fail(`${what} is not canonical (greater than (N − 1)/2)`);
+  if (isInput && v === 1n) fail(`${what} is 1 (the class ±1)`);
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section 3: hash to group
+// ---------------------------------------------------------------------------------------------
+
+export async function hashToGroup(seed, n) {
+  if (seed.length !== 32) fail("a seed must be 32 bytes");
+  const k = byteLength(n);
+  const L = k + 16;
+  const B = Math.ceil(L / 32);
+  const prefix = concat(u16(k), bigIntToBytes(n, k), seed);
+  for (let a = 0; ; a++) {
+    const blocks = [];
+    for (let i = 0; i < B; i++) {
+      blocks.push(await taggedHash("vrs/v1/hash-to-group", prefix, u32(a), u32(i)));
+    }
+    const s = concat(...blocks).slice(0, L);
+    const x = canon(bytesToBigInt(s) % n, n);
+    if (x >= 2n) return x;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section 5: hash to prime with Baillie-PSW
+// ---------------------------------------------------------------------------------------------
+
+const SMALL_ODD_PRIMES = (() => {
+  const out = [];
+  for (let p = 3; p < 1000; p += 2) {
+    let prime = true;
+    for (let q = 3; q * q <= p; q += 2) {
+      if (p % q === 0) {
+        prime = false;
+        break;
+      }
+    }
+    if (prime) out.push(BigInt(p));
+  }
+  return out;
+})();
+
+/** Jacobi symbol (a/n) for odd n > 0. */
+export function jacobi(a, n) {
+  if (n <= 0n || n % 2n === 0n) throw new RangeError("jacobi: n must be odd and positive");
+  a = mod(a, n);
+  let result = 1;
+  while (a !== 0n) {
+    while (a % 2n === 0n) {
+      a /= 2n;
+      const r = n % 8n;
+      if (r === 3n || r === 5n) result = -result;
+    }
+    [a, n] = [n, a];
+    if (a % 4n === 3n && n % 4n === 3n) result = -result;
+    a = mod(a, n);
+  }
+  return n === 1n ? result : 0;
+}
+
+function strongProbablePrimeBase2(c) {
+  let d = c - 1n;
+  let s = 0;
+  while (d % 2n === 0n) {
+    d /= 2n;
+    s++;
+  }
+  let z = modPow(2n, d, c);
+  if (z === 1n || z === c - 1n) return true;
+  for (let r = 1; r < s; r++) {
+    z = (z * z) % c;
+    if (z === c - 1n) return true;
+  }
+  return false;
+}
+
+/** (U_m, V_m, Q^m) mod c for the Lucas sequences of (P, Q), D = P² − 4Q. */
+function lucasUV(m, p, q, dd, c) {
+  const half = (z) => {
+    z = mod(z, c);
+    return (z % 2n === 0n ? z : z + c) / 2n;
+  };
+  let u = 0n;
+  let v = 2n;
+  let qk = 1n;
+  for (const bit of m.toString(2)) {
+    [u, v, qk] = [(u * v) % c, mod(v * v - 2n * qk, c), (qk * qk) % c];
+    if (bit === "1") {
+      [u, v] = [half(p * u + v), half(dd * u + p * v)];
+      qk = mod(qk * q, c);
+    }
+  }
+  return [mod(u, c), mod(v, c), mod(qk, c)];
+}
+
+function strongLucasProbablePrime(c) {
+  let dd = 5n;
+  for (;;) {
+    const j = jacobi(dd, c);
+    if (j === -1) break;
+    if (j === 0 && (dd < 0n ? -dd : dd) !== c) return false;
+    dd = dd > 0n ? -(dd + 2n) : -(dd - 2n);
+  }
+  const p = 1n;
+  const q = (1n - dd) / 4n;
+  let d = c + 1n;
+  let s = 0;
+  while (d % 2n === 0n) {
+    d /= 2n;
+    s++;
+  }
+  let [u, v, qk] = lucasUV(d, p, q, dd, c);
+  if (u === 0n || v === 0n) return true;
+  for (let r = 1; r < s; r++) {
+    v = mod(v * v - 2n * qk, c);
+    qk = (qk * qk) % c;
+    if (v === 0n) return true;
+  }
+  return false;
+}
+
+/** The Baillie-PSW test exactly as PROTOCOL.md §5 lists it. */
+export function isProbablePrime(c) {
+  c = BigInt(c);
+  if (c < 2n) return false;
+  if (c % 2n === 0n) return c === 2n;
+  for (const p of SMALL_ODD_PRIMES) {
+    if (c === p) return true;
+    if (c % p === 0n) return false;
+  }
+  if (!strongProbablePrimeBase2(c)) return false;
+  const r = isqrt(c);
+  if (r * r === c) return false;
+  return strongLucasProbablePrime(c);
+}
+
+/** ℓ = the first c = H(u16(k) ‖ N_k ‖ x_k ‖ y_k ‖ u64(T) ‖ u64(j)) | 2^255 | 1 that is prime. */
+export async function hashToPrime(n, x, y, t) {
+  const k = byteLength(n);
+  const prefix = concat(u16(k), bigIntToBytes(n, k), bigIntToBytes(x, k), bigIntToBytes(y, k), u64(t));
+  const top = (1n << 255n) | 1n;
+  for (let j = 0; ; j++) {
+    const c = bytesToBigInt(await taggedHash("vrs/v1/hash-to-prime", prefix, u64(j))) | top;
+    if (isProbablePrime(c)) return c;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section 7: Wesolowski verification
+// ---------------------------------------------------------------------------------------------
+
+/** T as a BigInt with 1 ≤ T < 2^64, or a failure. */
+export function parseIterations(t) {
+  let v;
+  if (typeof t === "number" && Number.isSafeInteger(t)) v = BigInt(t);
+  else if (typeof t === "bigint") v = t;
+  else if (typeof t === "string" && /^[0-9]+$/.test(t)) v = BigInt(t);
+  else fail("iterations is missing or not an integer");
+  if (v < 1n) fail("T must be at least 1");
+  if (v >= 1n << 64n) fail("T must be below 2^64");
+  return v;
+}
+
+/** Section 7 on hex encodings; resolves with a detail string, or throws CheckFailed. */
+export async function verifyWesolowski(n, { x, y, pi, l, iterations }) {
+  const xv = decodeElement(x, n, "x", true);
+  const yv = decodeElement(y, n, "y");
+  const piv = decodeElement(pi, n, "π");
+  const lv = bytesToBigInt(hexToBytes(l, 32, "ℓ"));
+  const t = parseIterations(iterations);
+  const l2 = await hashToPrime(n, xv, yv, t);
+  if (l2 !== lv) fail("ℓ is not hash_to_prime(N, x, y, T)");
+  const r = modPow(2n, t, lv);
+  const w = canon((modPow(piv, lv, n) * modPow(xv, r, n)) % n, n);
+  if (w !== yv) fail("π^ℓ · x^(2^T mod ℓ) ≠ y");
+  return `π^ℓ · x^(2^T mod ℓ) = y for T = ${t}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section 10: epochs
+// ---------------------------------------------------------------------------------------------
+
+export async function epochSeed(e, prevY, betsRoot, t) {
+  return taggedHash("vrs/v1/epoch-input", u64(e), prevY, betsRoot, u64(t));
+}
+
+/** y_0 of a modulus id, as k bytes. */
+export async function genesisOutput(modulusId, n) {
+  const id = utf8.encode(modulusId);
+  const seed = await taggedHash("vrs/v1/genesis", u16(id.length), id);
+  return bigIntToBytes(await hashToGroup(seed, n), byteLength(n));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section 11: bet leaves and RFC 6962 trees
+// ---------------------------------------------------------------------------------------------
+
+/** The committed fields of a bet, as strings, in leaf order. */
+export function leafFields(bet) {
+  const s = (v) => (v === null || v === undefined ? "" : String(v));
+  let combo = "";
+  if (Array.isArray(bet.combo)) combo = bet.combo.join(",");
+  else if (bet.combo !== null && bet.combo !== undefined) fail("bet.combo is not two dice");
+  return [
+    s(bet.game_id),
+    s(bet.game),
+    s(bet.bet_type),
+    s(bet.target),
+    combo,
+    s(bet.amount),
+    s(bet.player_id),
+    s(bet.player_seed),
+    s(bet.operator_key),
+  ];
+}
+
+export function betLeaf(bet) {
+  const tag = utf8.encode("vrs/v1/bet");
+  return concat(u8(tag.length), tag, ...leafFields(bet).map(field));
+}
+
+export const leafHash = (leaf) => sha256(concat(Uint8Array.of(0), leaf));
+export const nodeHash = (left, right) => sha256(concat(Uint8Array.of(1), left, right));
+
+/** MTH of RFC 6962 over leaf hashes. Computed level by level (pairs from the left, an odd last
+ *  node carried up unchanged), which gives the same tree as RFC 6962's split at the largest
+ *  power of two below n, with each level's hashes requested at once. */
+export async function merkleRoot(hashes) {
+  if (hashes.length === 0) return sha256(new Uint8Array(0));
+  let level = hashes;
+  while (level.length > 1) {
+    const next = [];
+    for (let i = 0; i + 1 < level.length; i += 2) next.push(nodeHash(level[i], level[i + 1]));
+    if (level.length % 2 === 1) next.push(level[level.length - 1]);
+    level = await Promise.all(next);
+  }
+  return level[0];
+}
+
+/** RFC 9162 §2.1.3.2: the root an audit path leads to from a leaf hash, or a failure. */
+export async function rootFromPath(leafHashBytes, index, size, path) {
+  const fnIn = BigInt(index);
+  const size_ = BigInt(size);
+  if (fnIn >= size_) fail(`leaf index ${index} is not below the tree size ${size}`);
+  let fn = fnIn;
+  let sn = size_ - 1n;
+  let r = leafHashBytes;
+  for (const p of path) {
+    if (sn === 0n) fail("audit path too long");
+    if (fn % 2n === 1n || fn === sn) {
+      r = await nodeHash(p, r);
+      while (fn % 2n === 0n && fn !== 0n) {
+        fn >>= 1n;
+        sn >>= 1n;
+      }
+    } else {
+      r = await nodeHash(r, p);
+    }
+    fn >>= 1n;
+    sn >>= 1n;
+  }
+  if (sn !== 0n) fail("audit path too short");
+  return r;
+}
+
+function hashList(list, what) {
+  if (!Array.isArray(list)) fail(`${what} is missing`);
+  return list.map((h, i) => hexToBytes(h, 32, `${what}[${i}]`));
+}
+
+function count(v, what) {
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) fail(`${what} is missing or not a count`);
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section 12 and GAMES.md: rngValue, dice, payouts
+// ---------------------------------------------------------------------------------------------
+
+export async function rngValue(yBytes, gameId, playerSeed) {
+  return hmacSha256(yBytes, concat(utf8.encode(gameId), utf8.encode(playerSeed || "")));
+}
+
+/** The first `n` dice of the stream; also the bytes consumed, skipped, and extra HMAC blocks. */
+export async function rollDice(rng, n) {
+  const dice = [];
+  const used = [];
+  let skipped = 0;
+  let block = rng;
+  let counter = 0;
+  let at = 0;
+  while (dice.length < n) {
+    if (at === block.length) {
+      counter++;
+      block = await hmacSha256(rng, u32(counter));
+      at = 0;
+    }
+    const b = block[at++];
+    used.push(b);
+    if (b >= 252) skipped++;
+    else dice.push(1 + (b % 6));
+  }
+  return { dice, bytes_used: bytesToHex(used), skipped, blocks: counter };
+}
+
+/** Money: a decimal with at most two fraction digits, to whole cents. */
+export function parseCents(text) {
+  const m = typeof text === "string" ? /^([0-9]+)(?:\.([0-9]{1,2}))?$/.exec(text) : null;
+  if (!m) fail(`amount ${JSON.stringify(text)} is not a decimal amount`);
+  return BigInt(m[1]) * 100n + BigInt((m[2] || "").padEnd(2, "0"));
+}
+
+export function formatCents(c) {
+  return `${c / 100n}.${String(c % 100n).padStart(2, "0")}`;
+}
+
+const SICBO_TOTAL_ODDS = { 4: 60, 17: 60, 5: 30, 16: 30, 6: 17, 15: 17, 7: 12, 14: 12, 8: 8, 13: 8, 9: 6, 12: 6, 10: 6, 11: 6 };
+
+function intIn(v, lo, hi, what) {
+  if (!Number.isInteger(v) || v < lo || v > hi) fail(`${what} must be an integer ${lo}–${hi}, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** The number of dice a game draws: 2 for dice, 3 for sicbo, 0 for rng. */
+export function diceCount(game) {
+  return { dice: 2, sicbo: 3, rng: 0 }[game] ?? fail(`unknown game ${JSON.stringify(game)}`);
+}
+
+/** Settles `bet` (its game, bet_type, target, combo, amount) on `dice`: {won, payout, rule}. */
+export function settle(bet, dice) {
+  const cents = parseCents(bet.amount);
+  const total = dice.reduce((a, b) => a + b, 0);
+  const type = bet.bet_type;
+  if (bet.game === "dice") {
+    if (dice.length !== 2) fail("a dice game takes two dice");
+    const shown = `total ${total} (${dice.join("+")})`;
+    let ways;
+    let wins;
+    let what;
+    if (type === "exact") {
+      const t = intIn(bet.target, 2, 12, "target of exact");
+      ways = 6 - Math.abs(t - 7);
+      wins = total === t;
+      what = `exact ${t}: ${shown} ${wins ? "=" : "≠"} ${t}`;
+    } else if (type === "over7") {
+      [ways, wins, what] = [15, total > 7, `over7: ${shown} ${total > 7 ? ">" : "≤"} 7`];
+    } else if (type === "under7") {
+      [ways, wins, what] = [15, total < 7, `under7: ${shown} ${total < 7 ? "<" : "≥"} 7`];
+    } else if (type === "odd") {
+      [ways, wins, what] = [18, total % 2 === 1, `odd: ${shown} is ${total % 2 ? "odd" : "even"}`];
+    } else if (type === "even") {
+      [ways, wins, what] = [18, total % 2 === 0, `even: ${shown} is ${total % 2 ? "odd" : "even"}`];
+    } else {
+      fail(`unknown dice bet type ${JSON.stringify(type)}`);
+    }
+    if (!wins) return { won: false, payout: "0.00", rule: `${what}, loses` };
+    const payout = (cents * 99n * 36n) / (100n * BigInt(ways));
+    return { won: true, payout: formatCents(payout), rule: `${what}, wins, pays 0.99×36/${ways}` };
+  }
+  if (bet.game === "sicbo") {
+    if (dice.length !== 3) fail("a Sic Bo game takes three dice");
+    const triple = dice[0] === dice[1] && dice[1] === dice[2];
+    const matching = (f) => dice.filter((d) => d === f).length;
+    let odds = null;
+    let label = type;
+    switch (type) {
+      case "big":
+        odds = total >= 11 && total <= 17 && !triple ? 1 : null;
+        break;
+      case "small":
+        odds = total >= 4 && total <= 10 && !triple ? 1 : null;
+        break;
+      case "odd":
+        odds = total % 2 === 1 && !triple ? 1 : null;
+        break;
+      case "even":
+        odds = total % 2 === 0 && !triple ? 1 : null;
+        break;
+      case "total": {
+        const t = intIn(bet.target, 4, 17, "target of total");
+        label = `total ${t}`;
+        odds = total === t ? SICBO_TOTAL_ODDS[t] : null;
+        break;
+      }
+      case "single": {
+        const t = intIn(bet.target, 1, 6, "target of single");
+        label = `single ${t}`;
+        odds = matching(t) >= 1 ? matching(t) : null;
+        break;
+      }
+      case "double": {
+        const t = intIn(bet.target, 1, 6, "target of double");
+        label = `double ${t}`;
+        odds = matching(t) >= 2 ? 10 : null;
+        break;
+      }
+      case "triple": {
+        const t = intIn(bet.target, 1, 6, "target of triple");
+        label = `triple ${t}`;
+        odds = matching(t) === 3 ? 180 : null;
+        break;
+      }
+      case "anyTriple":
+        odds = triple ? 30 : null;
+        break;
+      case "combo": {
+        const c = bet.combo;
+        if (!Array.isArray(c) || c.length !== 2) fail("a combo bet needs two faces");
+        const [a, b] = [intIn(c[0], 1, 6, "combo face"), intIn(c[1], 1, 6, "combo face")];
+        if (a === b) fail("combo faces must differ");
+        label = `combo ${Math.min(a, b)},${Math.max(a, b)}`;
+        odds = matching(a) >= 1 && matching(b) >= 1 ? 5 : null;
+        break;
+      }
+      default:
+        fail(`unknown Sic Bo bet type ${JSON.stringify(type)}`);
+    }
+    const shown = `dice ${dice.join("-")} (total ${total})`;
+    if (odds === null) return { won: false, payout: "0.00", rule: `${label}: ${shown} loses` };
+    return { won: true, payout: formatCents(cents * BigInt(odds + 1)), rule: `${label}: ${shown} wins, pays ${odds}:1` };
+  }
+  fail(`game ${JSON.stringify(bet.game)} has no bet to settle`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections 14 and 16: pool entries, anchors
+// ---------------------------------------------------------------------------------------------
+
+export const poolBatchSeed = (b, prevRoot, anchorEpoch, anchorY) =>
+  taggedHash("vrs/v1/pool-batch", u64(b), prevRoot, u64(anchorEpoch), anchorY);
+
+export const poolEntrySeed = (batchSeed, index, secret) =>
+  taggedHash("vrs/v1/pool-entry", batchSeed, u64(index), secret);
+
+export function poolEntryLeaf(index, t, x, y, l, pi) {
+  const tag = utf8.encode("vrs/v1/pool-leaf");
+  return concat(u8(tag.length), tag, u64(index), u64(t), x, y, l, pi);
+}
+
+export async function poolGameId(index, y) {
+  return bytesToHex((await taggedHash("vrs/v1/pool-game", u64(index), y)).subarray(0, 16));
+}
+
+export const epochRecord = (e, t, betsRoot, prevY, x, y, l, pi) =>
+  taggedHash("vrs/v1/epoch-record", u64(e), u64(t), betsRoot, prevY, x, y, l, pi);
+
+export const anchorLeaf = (kind, number, hash) => concat(u8(kind), u64(number), hash);
+
+export const CALLDATA_PREFIX = "0x7672732d616e63686f722d76313a";
+
+// ---------------------------------------------------------------------------------------------
+// Fetching
+// ---------------------------------------------------------------------------------------------
+
+export const GAME_ID_RE = /^[0-9a-f]{32}$/;
+
+/** A game id from what a player pastes: the id itself, or any URL or text holding one. */
+export function extractGameId(text) {
+  const m = /(?:^|[^0-9a-fA-F])([0-9a-fA-F]{32})(?![0-9a-fA-F])/.exec(String(text ?? "").trim());
+  return m ? m[1].toLowerCase() : null;
+}
+
+function apiUrl(base, path) {
+  return `${String(base ?? "").replace(/\/+$/, "")}${path}`;
+}
+
+/** GET a JSON document: {status, body}. Network failures and non-JSON answers throw. */
+async function getJson(fetchFn, url) {
+  let res;
+  try {
+    res = await fetchFn(url, { headers: { accept: "application/json" }, cache: "no-store" });
+  } catch (e) {
+    throw new VerifyError("network", `could not reach the server (${url}): ${e && e.message ? e.message : e}`, {
+      url,
+    });
+  }
+  const text = await res.text();
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new VerifyError("bad_response", `${url}: HTTP ${res.status}, the answer is not JSON`, {
+      status: res.status,
+      url,
+    });
+  }
+  return { status: res.status, body };
+}
+
+/** GET a public record that must exist (200), for a check: failures are failed checks. */
+async function getRecord(fetchFn, base, path) {
+  const url = apiUrl(base, path);
+  let r;
+  try {
+    r = await getJson(fetchFn, url);
+  } catch (e) {
+    fail(e.message);
+  }
+  if (r.status === 404) fail(`${path}: not found on this server (404)`);
+  if (r.status !== 200) fail(`${path}: HTTP ${r.status}${r.body && r.body.error ? `: ${r.body.error}` : ""}`);
+  return r.body;
+}
+
+/** GET /api/v1/verify/{id}: the response body, or a VerifyError (unknown, pending, …). */
+export async function fetchVerification(baseUrl, gameId, fetchFn = globalThis.fetch) {
+  if (!GAME_ID_RE.test(gameId)) {
+    throw new VerifyError("invalid_id", `${JSON.stringify(gameId)} is not a game id (32 lowercase hex digits)`);
+  }
+  const url = apiUrl(baseUrl, `/api/v1/verify/${gameId}`);
+  const { status, body } = await getJson(fetchFn, url);
+  if (status === 404) {
+    throw new VerifyError("not_found", `game ${gameId} not found on this server (404)`, { status, url });
+  }
+  if (status === 202 || (body && body.status === "pending")) {
+    throw new VerifyError(
+      "pending",
+      body && body.message ? body.message : `game ${gameId} is not resolved yet`,
+      { status, url, resolves_at_epoch: body ? body.resolves_at_epoch : null },
+    );
+  }
+  if (status !== 200) {
+    throw new VerifyError("http", `${url}: HTTP ${status}${body && body.error ? `: ${body.error}` : ""}`, {
+      status,
+      url,
+    });
+  }
+  if (!body || typeof body !== "object" || !body.proof || typeof body.proof !== "object") {
+    throw new VerifyError("bad_response", `${url}: the answer has no proof object (not a vrs server?)`, {
+      status,
+      url,
+    });
+  }
+  return body;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checks
+// ---------------------------------------------------------------------------------------------
+
+/** What the server claims the outcome was, from its replay steps. */
+export function claimsOf(body) {
+  const steps = Array.isArray(body.replay_steps) ? body.replay_steps : [];
+  const step = (action) => steps.find((s) => s && s.action === action) || {};
+  const dice = step("dice_rolled").dice;
+  const ev = step("bet_evaluated");
+  return {
+    rngValue: step("randomness_derived").rngValue ?? null,
+    dice: dice ?? null,
+    won: ev.won ?? null,
+    payout: ev.payout ?? null,
+    total: ev.total ?? null,
+  };
+}
+
+const short = (hex) => (typeof hex === "string" && hex.length > 16 ? `${hex.slice(0, 16)}…` : String(hex));
+const eqArr = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => v === b[i]);
+
+/**
+ * Verifies one game from the server at `baseUrl` ("" for the page's own origin).
+ * `onStep(step)` is called with each check {name, passed, detail} as soon as it is computed.
+ * Options: `fetch` (a fetch function; default globalThis.fetch), `body` (an already fetched
+ * verification response, to skip the first request).
+ * Resolves with {game_id, verified, status: "verified"|"failed", failed_step, steps, dice, game,
+ * bet, pool_served, pool_index, modulus, modulus_bits, iterations, epoch, rng_value, won, payout,
+ * rule, anchor_status, anchor, replay_steps, server_verified, elapsed_ms}. Throws VerifyError
+ * when there is nothing to verify.
+ */
+export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
+  const started = Date.now();
+  const fetchFn = options.fetch || globalThis.fetch.bind(globalThis);
+  const body = options.body || (await fetchVerification(baseUrl, gameId, fetchFn));
+  const p = body.proof;
+  const bet = p.bet && typeof p.bet === "object" ? p.bet : {};
+  const steps = [];
+  const report = (step) => {
+    steps.push(step);
+    if (onStep) {
+      try {
+        onStep(step);
+      } catch {
+        // A display callback failing is not a verification failure.
+      }
+    }
+  };
+  const check = async (name, fn) => {
+    let step;
+    try {
+      step = { name, passed: true, detail: await fn() };
+    } catch (e) {
+      if (!(e instanceof CheckFailed) && !(e instanceof RangeError) && !(e instanceof TypeError)) throw e;
+      step = { name, passed: false, detail: e.message };
+    }
+    report(step);
+    return step;
+  };
+
+  // Shared values, each failing only the checks that need it.
+  const lazy = (fn) => {
+    let v;
+    return () => (v ??= fn());
+  };
+  const N = lazy(() => modulusFromId(p.modulus));
+  // The proof also spells N out (modulus_n); the VDF check refuses one that is not the id's.
+  const proofOf = async () => {
+    if (p.modulus_n !== undefined && p.modulus_n !== null) {
+      const given = hexToBytes(p.modulus_n, undefined, "modulus_n");
+      if (bytesToBigInt(given) !== N()) fail(`modulus_n is not the modulus ${p.modulus}`);
+    }
+    const detail = await verifyWesolowski(N(), p);
+    return `${detail} (${bitLength(N())}-bit modulus ${p.modulus})`;
+  };
+  const k = () => byteLength(N());
+  const el = (name) => hexToBytes(p[name], k(), name);
+  const claims = claimsOf(body);
+  const poolServed = p.pool_served === true;
+  const game = bet.game;
+  const isRng = game === "rng";
+
+  // --- the bet's own fields -------------------------------------------------------------------
+  await check("bet_leaf", async () => {
+    if (bet.game_id !== gameId) fail(`the proof is of game ${JSON.stringify(bet.game_id)}, not ${gameId}`);
+    if (poolServed && isRng) fail("a raw RNG request is never pool-served");
+    const leaf = hexToBytes(p.leaf, undefined, "leaf");
+    if (!bytesEqual(betLeaf(bet), leaf)) fail("the leaf bytes do not encode the bet's fields");
+    return `leaf (${leaf.length} bytes) encodes the bet: ${leafFields(bet)
+      .slice(1, 6)
+      .filter((f) => f)
+      .join(" ")}`;
+  });
+
+  // --- the randomness: the epoch's output, or the pool entry's (y in the proof either way) ----
+  if (!poolServed) {
+    await epochChecks();
+  } else {
+    await poolChecks();
+  }
+
+  // --- the outcome ----------------------------------------------------------------------------
+  let derived = null;
+  await check("rng_value", async () => {
+    const v = bytesToHex(await rngValue(el("y"), gameId, bet.player_seed));
+    const claimedProof = typeof p.rngValue === "string" ? p.rngValue.toLowerCase() : p.rngValue;
+    const claimedReplay = typeof claims.rngValue === "string" ? claims.rngValue.toLowerCase() : claims.rngValue;
+    derived = { rngValue: v };
+    if (claimedProof !== v || claimedReplay !== v) {
+      fail(`recomputed ${v} but the server says ${claimedProof} (proof) and ${claimedReplay} (replay)`);
+    }
+    return `HMAC-SHA256(y, game_id ‖ player_seed) = ${v}${isRng ? " (the raw RNG request's value)" : ""}`;
+  });
+  if (isRng) {
+    // A raw RNG request's value is rngValue itself: the server must claim no dice and no bet.
+    await check("dice", async () => {
+      if (claims.dice !== null && !eqArr(claims.dice, [])) {
+        fail(`a raw RNG request rolls no dice, but the server says ${JSON.stringify(claims.dice)}`);
+      }
+      return "raw RNG request: no dice are rolled";
+    });
+    await check("payout", async () => {
+      if (claims.won !== null || claims.payout !== null) {
+        fail(`a raw RNG request has no bet, but the server says won ${claims.won} payout ${claims.payout}`);
+      }
+      return "raw RNG request: no bet to settle";
+    });
+  } else {
+    await check("dice", async () => {
+      if (!derived) fail("rngValue could not be recomputed");
+      const roll = await rollDice(hexToBytes(derived.rngValue, 32), diceCount(game));
+      derived.roll = roll;
+      if (!eqArr(roll.dice, claims.dice)) {
+        fail(`recomputed ${JSON.stringify(roll.dice)} but the server says ${JSON.stringify(claims.dice)}`);
+      }
+      const sum = roll.dice.reduce((a, b) => a + b, 0);
+      if (claims.total !== null && claims.total !== sum) fail(`the server says total ${claims.total}, the dice sum to ${sum}`);
+      return `dice ${roll.dice.join(", ")} from bytes ${roll.bytes_used}${roll.skipped ? ` (${roll.skipped} skipped)` : ""}`;
+    });
+    await check("payout", async () => {
+      if (!derived || !derived.roll) fail("the dice could not be recomputed");
+      const s = settle(bet, derived.roll.dice);
+      derived.settlement = s;
+      if (s.won !== claims.won || s.payout !== claims.payout) {
+        fail(
+          `recomputed won ${s.won} payout ${s.payout} but the server says won ${claims.won} payout ${claims.payout}`,
+        );
+      }
+      return `${s.rule}; ${s.won ? `returns ${s.payout}` : "payout 0.00"} on ${bet.amount}`;
+    });
+  }
+
+  // --- the anchor (section 16) ----------------------------------------------------------------
+  const anchor = p.anchor;
+  if (anchor && typeof anchor === "object" && anchor.batch !== null && anchor.batch !== undefined) {
+    await check("anchor_inclusion", async () => {
+      let leaf;
+      if (poolServed) {
+        leaf = anchorLeaf(2, count(p.pool_batch, "pool_batch"), hexToBytes(p.batch_root, 32, "batch_root"));
+      } else {
+        const rec = await epochRecord(
+          count(p.vdfEpoch, "vdfEpoch"),
+          parseIterations(p.iterations),
+          hexToBytes(p.bets_root, 32, "bets_root"),
+          el("previous_output"),
+          el("x"),
+          el("y"),
+          hexToBytes(p.l, 32, "l"),
+          el("pi"),
+        );
+        leaf = anchorLeaf(1, p.vdfEpoch, rec);
+      }
+      if (bytesToHex(leaf) !== String(anchor.leaf).toLowerCase()) {
+        fail(`the ${poolServed ? "pool batch" : "epoch"}'s anchor leaf is not anchor.leaf`);
+      }
+      const root = hexToBytes(anchor.root, 32, "anchor.root");
+      const got = await rootFromPath(
+        await leafHash(leaf),
+        count(anchor.leaf_index, "anchor.leaf_index"),
+        count(anchor.tree_size, "anchor.tree_size"),
+        hashList(anchor.audit_path, "anchor.audit_path"),
+      );
+      if (!bytesEqual(got, root)) fail(`the audit path does not lead to anchor root ${anchor.root}`);
+      if (String(anchor.calldata).toLowerCase() !== CALLDATA_PREFIX + bytesToHex(root)) {
+        fail("the calldata is not \"vrs-anchor-v1:\" ‖ anchor root");
+      }
+      const where = anchor.tx ? `transaction ${anchor.tx}` : `a transaction still ${anchor.status}`;
+      return `leaf ${anchor.leaf_index} of ${anchor.tree_size} is under anchor batch ${anchor.batch}'s root ${short(
+        anchor.root,
+      )}, sent as calldata in ${where} on ${anchor.chain} (${anchor.chain_id}); check that transaction on a node of that chain`;
+    });
+  }
+
+  const failed = steps.find((s) => !s.passed);
+  const dice = derived && derived.roll ? derived.roll.dice : [];
+  return {
+    game_id: gameId,
+    verified: !failed,
+    status: failed ? "failed" : "verified",
+    failed_step: failed ? failed.name : null,
+    steps,
+    dice,
+    game: game ?? null,
+    bet,
+    pool_served: poolServed,
+    modulus: p.modulus ?? null,
+    modulus_bits: (() => {
+      try {
+        return bitLength(N());
+      } catch {
+        return null;
+      }
+    })(),
+    iterations: p.iterations ?? null,
+    epoch: p.vdfEpoch ?? null,
+    pool_index: poolServed ? p.pool_index ?? null : null,
+    rng_value: derived ? derived.rngValue : null,
+    won: derived && derived.settlement ? derived.settlement.won : null,
+    payout: derived && derived.settlement ? derived.settlement.payout : null,
+    rule: derived && derived.settlement ? derived.settlement.rule : null,
+    anchor_status: p.anchor_status ?? null,
+    anchor: p.anchor && typeof p.anchor === "object" ? p.anchor : null,
+    replay_steps: Array.isArray(body.replay_steps) ? body.replay_steps : [],
+    server_verified: body.verified ?? null,
+    elapsed_ms: Date.now() - started,
+  };
+
+  // --- epoch games: sections 10, 11 and 13 ----------------------------------------------------
+  async function epochChecks() {
+    const e = p.vdfEpoch;
+    // The epoch's public record, which must tell the same story as this proof.
+    let epochRec = null;
+    const getEpoch = async () => (epochRec ??= await getRecord(fetchFn, baseUrl, `/api/v1/epochs/${count(e, "vdfEpoch")}`));
+
+    await check("merkle_inclusion", async () => {
+      const leaf = hexToBytes(p.leaf, undefined, "leaf");
+      const lh = await leafHash(leaf);
+      if (p.leaf_hash !== undefined && bytesToHex(lh) !== String(p.leaf_hash).toLowerCase()) {
+        fail("leaf_hash is not SHA-256(0x00 ‖ leaf)");
+      }
+      const root = hexToBytes(p.bets_root, 32, "bets_root");
+      const index = count(p.leaf_index, "leaf_index");
+      const size = count(p.bet_count, "bet_count");
+      const got = await rootFromPath(lh, index, size, hashList(p.audit_path, "audit_path"));
+      if (!bytesEqual(got, root)) fail(`leaf ${index} of ${size} and the audit path do not lead to bets root ${p.bets_root}`);
+      return `leaf ${index} of ${size} leads to bets root ${short(p.bets_root)}`;
+    });
+
+    await check("bets_root", async () => {
+      const rec = await getEpoch();
+      const hashes = hashList(rec.leaf_hashes, `epoch ${e} leaf_hashes`);
+      const root = await merkleRoot(hashes);
+      if (bytesToHex(root) !== String(rec.bets_root).toLowerCase()) fail(`epoch ${e}'s ${hashes.length} leaves do not hash to its bets root`);
+      if (String(rec.bets_root).toLowerCase() !== String(p.bets_root).toLowerCase()) {
+        fail(`epoch ${e}'s published bets root is not the proof's`);
+      }
+      if (rec.bet_count !== hashes.length || p.bet_count !== hashes.length) {
+        fail(`bet count ${p.bet_count} (proof) / ${rec.bet_count} (epoch) but ${hashes.length} leaves`);
+      }
+      const i = p.leaf_index;
+      const lh = bytesToHex(await leafHash(hexToBytes(p.leaf, undefined, "leaf")));
+      if (!(i < hashes.length) || bytesToHex(hashes[i]) !== lh) fail(`epoch ${e}'s leaf ${i} is not this game's leaf`);
+      return `epoch ${e}'s ${hashes.length} published leaves hash to its bets root`;
+    });
+
+    await check("epoch_chain", async () => {
+      const prev = el("previous_output");
+      const ei = count(e, "vdfEpoch");
+      if (ei < 1) fail("epoch numbers start at 1");
+      let source;
+      let expected;
+      if (ei === 1) {
+        source = `the genesis output y_0 of ${p.modulus}`;
+        expected = await genesisOutput(p.modulus, N());
+      } else {
+        const before = await getRecord(fetchFn, baseUrl, `/api/v1/epochs/${ei - 1}`);
+        source = `y of epoch ${ei - 1}`;
+        if (typeof before.y !== "string") fail(`epoch ${ei - 1} has no output`);
+        expected = hexToBytes(before.y, k(), `epoch ${ei - 1}'s y`);
+      }
+      if (!bytesEqual(prev, expected)) fail(`the previous output is not ${source}`);
+      const rec = await getEpoch();
+      if (String(rec.previous_output).toLowerCase() !== bytesToHex(prev)) fail(`epoch ${ei}'s published previous output differs from the proof's`);
+      return `the previous output is ${source}`;
+    });
+
+    await check("epoch_input", async () => {
+      const t = parseIterations(p.iterations);
+      const prev = el("previous_output");
+      decodeElement(p.previous_output, N(), "previous_output");
+      const root = hexToBytes(p.bets_root, 32, "bets_root");
+      const seed = await epochSeed(count(e, "vdfEpoch"), prev, root, t);
+      if (p.epoch_seed && String(p.epoch_seed).toLowerCase() !== bytesToHex(seed)) fail("epoch_seed is not SHA-256(tag ‖ e ‖ y_prev ‖ bets_root ‖ T)");
+      const x = await hashToGroup(seed, N());
+      if (!bytesEqual(bigIntToBytes(x, k()), el("x"))) fail("x does not follow from the epoch, previous output, bets root and T");
+      const rec = await getEpoch();
+      if (String(rec.x).toLowerCase() !== String(p.x).toLowerCase()) fail(`epoch ${e}'s published x differs from the proof's`);
+      if (String(rec.iterations) !== String(p.iterations)) fail(`epoch ${e}'s published T differs from the proof's`);
+      return `x = hash_to_group(SHA-256(tag ‖ ${e} ‖ y_prev ‖ bets_root ‖ ${t}))`;
+    });
+
+    await check("vdf_proof", async () => {
+      const detail = await proofOf();
+      const rec = await getEpoch();
+      for (const f of ["y", "pi", "l"]) {
+        if (String(rec[f]).toLowerCase() !== String(p[f]).toLowerCase()) fail(`epoch ${e}'s published ${f} differs from the proof's`);
+      }
+      return detail;
+    });
+  }
+
+  // --- pool-served games: section 14 ----------------------------------------------------------
+  async function poolChecks() {
+    const b = p.pool_batch;
+    const index = p.pool_index;
+    let batchRec = null;
+    const getBatch = async () => (batchRec ??= await getRecord(fetchFn, baseUrl, `/api/v1/pool/batches/${count(b, "pool_batch")}`));
+    let batchSeed = null;
+
+    await check("pool_batch_chain", async () => {
+      const bi = count(b, "pool_batch");
+      const i = count(index, "pool_index");
+      const prevRoot = hexToBytes(p.previous_batch_root, 32, "previous_batch_root");
+      const first = count(p.batch_first_index, "batch_first_index");
+      const size = count(p.batch_size, "batch_size");
+      let expectedFirst;
+      if (bi < 1) fail("pool batches start at 1");
+      if (bi === 1) {
+        if (!bytesEqual(prevRoot, new Uint8Array(32))) fail("batch 1's previous root is not 32 zero bytes");
+        expectedFirst = 1;
+      } else {
+        const prev = await getRecord(fetchFn, baseUrl, `/api/v1/pool/batches/${bi - 1}`);
+        if (String(prev.root).toLowerCase() !== bytesToHex(prevRoot)) fail(`batch ${bi} does not link to batch ${bi - 1}'s published root`);
+        expectedFirst = count(prev.first_index, "previous batch's first_index") + count(prev.size, "previous batch's size");
+      }
+      if (first !== expectedFirst) fail(`batch ${bi} starts at entry ${first}, not ${expectedFirst}`);
+      if (size < 1) fail(`batch ${bi} is empty`);
+      if (!(first <= i && i < first + size)) fail(`entry ${i} is outside batch ${bi} (${first}..${first + size})`);
+      const rec = await getBatch();
+      if (
+        rec.first_index !== first ||
+        rec.size !== size ||
+        String(rec.previous_root).toLowerCase() !== bytesToHex(prevRoot)
+      ) {
+        fail(`batch ${bi}'s published row differs from the proof's`);
+      }
+      return `batch ${bi} follows root ${short(bytesToHex(prevRoot))} and holds entries ${first}..${first + size - 1}`;
+    });
+
+    await check("pool_anchor", async () => {
+      const ae = count(p.anchor_epoch, "anchor_epoch");
+      const ay = el("anchor_y");
+      const rec = await getRecord(fetchFn, baseUrl, `/api/v1/epochs/${ae}`);
+      if (rec.status !== "resolved" || typeof rec.y !== "string") fail(`anchor epoch ${ae} is not resolved`);
+      if (String(rec.y).toLowerCase() !== bytesToHex(ay)) fail(`anchor_y is not y of epoch ${ae}`);
+      return `anchored to resolved epoch ${ae}; anchor_y is its y`;
+    });
+
+    await check("pool_batch_seed", async () => {
+      const seed = await poolBatchSeed(
+        count(b, "pool_batch"),
+        hexToBytes(p.previous_batch_root, 32, "previous_batch_root"),
+        count(p.anchor_epoch, "anchor_epoch"),
+        el("anchor_y"),
+      );
+      batchSeed = seed;
+      if (bytesToHex(seed) !== String(p.batch_seed).toLowerCase()) fail("batch_seed does not follow from b, the previous root, the anchor epoch and its y");
+      const rec = await getBatch();
+      if (String(rec.seed).toLowerCase() !== bytesToHex(seed) || rec.anchor_epoch !== p.anchor_epoch) {
+        fail(`batch ${b}'s published seed or anchor epoch differs from the proof's`);
+      }
+      return "batch seed = H(b ‖ previous root ‖ anchor epoch ‖ anchor y)";
+    });
+
+    await check("pool_entry_input", async () => {
+      const bs = batchSeed ?? hexToBytes(p.batch_seed, 32, "batch_seed");
+      const seed = await poolEntrySeed(bs, count(index, "pool_index"), hexToBytes(p.secret, 32, "secret"));
+      if (p.entry_seed && String(p.entry_seed).toLowerCase() !== bytesToHex(seed)) fail("entry_seed is not H(batch seed ‖ i ‖ r_i)");
+      const x = await hashToGroup(seed, N());
+      if (!bytesEqual(bigIntToBytes(x, k()), el("x"))) fail("x does not follow from the batch seed, the index and the revealed secret");
+      return `x = hash_to_group(H(batch seed ‖ ${index} ‖ r_i))`;
+    });
+
+    await check("vdf_proof", proofOf);
+
+    await check("pool_inclusion", async () => {
+      const leaf = poolEntryLeaf(
+        count(index, "pool_index"),
+        parseIterations(p.iterations),
+        el("x"),
+        el("y"),
+        hexToBytes(p.l, 32, "l"),
+        el("pi"),
+      );
+      if (p.entry_leaf !== undefined && bytesToHex(leaf) !== String(p.entry_leaf).toLowerCase()) {
+        fail("entry_leaf is not the leaf of (i, T, x, y, ℓ, π)");
+      }
+      const lh = await leafHash(leaf);
+      const position = count(p.leaf_index, "leaf_index");
+      if (position !== index - p.batch_first_index) fail(`leaf index ${position} is not entry ${index}'s position`);
+      const root = hexToBytes(p.batch_root, 32, "batch_root");
+      const got = await rootFromPath(lh, position, count(p.batch_size, "batch_size"), hashList(p.audit_path, "audit_path"));
+      if (!bytesEqual(got, root)) fail(`entry ${index} is not under batch root ${p.batch_root}`);
+      const rec = await getBatch();
+      if (String(rec.root).toLowerCase() !== bytesToHex(root)) fail(`batch ${b}'s published root differs from the proof's`);
+      const hashes = hashList(rec.leaf_hashes, `batch ${b} leaf_hashes`);
+      if (hashes.length !== p.batch_size || !bytesEqual(await merkleRoot(hashes), root)) {
+        fail(`batch ${b}'s published leaf hashes do not hash to its root`);
+      }
+      if (!bytesEqual(hashes[position], lh)) fail(`batch ${b}'s published leaf ${position} is not this entry's`);
+      return `entry ${index} is leaf ${position} of ${p.batch_size} under batch root ${short(p.batch_root)}`;
+    });
+
+    await check("pool_committed", async () => {
+      const committed = count(p.batch_committed_at_ms, "batch_committed_at_ms");
+      const created = count(p.bet_created_at_ms, "bet_created_at_ms");
+      const rec = await getBatch();
+      if (rec.committed_at_ms !== committed) fail(`batch ${b}'s published commit time differs from the proof's`);
+      if (committed > created) fail(`batch ${b} was committed ${committed - created} ms after the bet arrived`);
+      return `batch ${b} was committed ${created - committed} ms before the bet arrived`;
+    });
+
+    await check("pool_game_id", async () => {
+      const id = await poolGameId(count(index, "pool_index"), el("y"));
+      if (id !== gameId) fail(`entry ${index}'s game id is ${id}, not ${gameId}`);
+      const rec = await getBatch();
+      const served = Array.isArray(rec.served) ? rec.served.find((s) => s && s.index === index) : null;
+      if (!served || served.game_id !== gameId) fail(`batch ${b}'s serving log does not name this game for entry ${index}`);
+      return `game id = H(${index} ‖ y)[0..16], and the serving log names this game`;
+    });
+
+  }
+}

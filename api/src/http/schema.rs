@@ -1,0 +1,685 @@
+//! The response bodies of the randomness and games API as types, for the OpenAPI document
+//! (`GET /api/v1/openapi.json`). The simple bodies are built from these types by the handlers
+//! themselves; the large nested ones (service info, stats, the proof object) are still built as
+//! JSON and described here member by member. `tests/integration/openapi.rs` checks every
+//! response the suite provokes against this document, so neither can drift unnoticed.
+//!
+//! Hex values are lowercase without `0x` unless a field says otherwise. Members not listed
+//! here may be added in later versions (no schema forbids extra members).
+
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// Any error: a message in words.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong, in words.
+    pub error: String,
+}
+
+/// 400 for a bet body that is not a valid bet (interface section 7).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BetError {
+    pub error: String,
+    /// The bet types of this game.
+    pub valid_bet_types: Vec<String>,
+    /// A valid request body for this game.
+    #[schema(value_type = Object)]
+    pub example: Value,
+}
+
+/// 404 of the verify endpoint (interface section 7).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VerifyNotFound {
+    /// Always false.
+    pub verified: bool,
+    /// Says that the game was not found.
+    pub error: String,
+    pub game_id: String,
+}
+
+/// 404 for an unknown game id.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GameNotFound {
+    pub error: String,
+    pub game_id: String,
+}
+
+/// 405: the path exists, the method does not; the `Allow` header lists the methods.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MethodNotAllowed {
+    pub error: String,
+    pub allowed: Vec<String>,
+}
+
+/// `GET /` links (interface section 2.1).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Links {
+    /// The in-browser verifier page (`/verify?game=<id>` verifies one game).
+    pub verify: String,
+    /// The protocol document as a page.
+    pub whitepaper: String,
+    /// The API reference generated from the OpenAPI document.
+    pub api_docs: String,
+    pub health: String,
+    pub stats: String,
+    pub recent: String,
+    pub docs: String,
+}
+
+/// The epoch counters of `GET /`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EngineEpoch {
+    /// The open epoch (bets join it).
+    pub current: Option<u64>,
+    /// The epoch whose VDF runs now.
+    pub computing: Option<u64>,
+    pub last_resolved: Option<u64>,
+    /// T: squarings per epoch.
+    pub iterations: u64,
+    /// The group's modulus identifier (`rsa2048`, `test512`, `hex:…`).
+    pub modulus: String,
+}
+
+/// `vdf_engine` of `GET /`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VdfEngine {
+    /// `active`, or `degraded` after an engine error.
+    pub status: String,
+    pub epoch: EngineEpoch,
+    /// `leader` (runs the epoch chain) or `replica`.
+    pub role: String,
+    /// The last epoch's VDF time, e.g. `4.93s`.
+    pub computation_time: String,
+}
+
+/// Anchoring as `GET /` summarises it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AnchoringSummary {
+    pub enabled: bool,
+    pub state: String,
+    pub chain: String,
+    pub chain_id: u64,
+    pub message: Option<String>,
+}
+
+/// Service info (interface section 2.1).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServiceInfo {
+    pub service: String,
+    pub description: String,
+    /// The API version (0.2.0).
+    pub version: String,
+    /// `operational` or `degraded`.
+    pub status: String,
+    pub links: Links,
+    #[schema(inline)]
+    pub database: Database,
+    pub vdf_engine: VdfEngine,
+    pub anchoring: AnchoringSummary,
+    /// Seconds since start.
+    pub uptime: u64,
+}
+
+/// Whether the store answers.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Database {
+    Connected,
+    Disconnected,
+}
+
+impl Database {
+    pub fn of(connected: bool) -> Self {
+        if connected {
+            Self::Connected
+        } else {
+            Self::Disconnected
+        }
+    }
+}
+
+/// Health (interface section 2.2). Always HTTP 200: the body says what is wrong.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// `ok` when healthy, else `degraded`.
+    pub status: String,
+    pub uptime: u64,
+    #[schema(inline)]
+    pub database: Database,
+    /// `active` when the VDF runs, `degraded` after an engine error.
+    pub vdf: String,
+    /// `leader` or `replica`.
+    pub role: String,
+    /// `embedded` or `postgres`.
+    pub store: String,
+}
+
+/// Entropy of the latest resolved epoch (interface section 2.3).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Entropy {
+    /// y of the epoch, k bytes in hex.
+    pub entropy: String,
+    /// SHA-256 of those bytes, hex.
+    pub entropy_hash: String,
+    /// `vdf_epoch`.
+    pub source: String,
+    pub epoch: u64,
+    /// Unix time (seconds) the epoch resolved.
+    pub timestamp: i64,
+    /// `VEO-WESOLOWSKI-<GROUP>`.
+    pub veo_class: String,
+    /// The verify endpoint of the epoch's last game; null when the epoch had none.
+    pub verify_url: Option<String>,
+    pub iterations: Option<u64>,
+    pub modulus: String,
+}
+
+/// 202 of the entropy endpoint before the first epoch resolves.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EntropyPending {
+    /// `pending`.
+    pub status: String,
+    pub message: String,
+    /// The open epoch.
+    pub epoch: u64,
+}
+
+/// A game of the catalog (interface section 2.4).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CatalogEntry {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: String,
+    pub description: String,
+    pub bet_types: Vec<String>,
+    pub house_edge: String,
+    pub endpoint: String,
+}
+
+/// Raw RNG in the catalog.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RawRngEntry {
+    pub description: String,
+    pub endpoint: String,
+}
+
+/// The game catalog.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Catalog {
+    pub games: Vec<CatalogEntry>,
+    pub raw_rng: RawRngEntry,
+    /// The rules document.
+    pub rules: String,
+}
+
+/// A bet body (interface sections 2.5, 4.1, 4.2; rules in docs/GAMES.md).
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code)] // documents the request; bets are parsed strictly by games::parse_bet
+pub struct BetRequest {
+    /// Dice: exact, over7, under7, odd, even. Sic Bo: big, small, odd, even, total, single,
+    /// double, triple, anyTriple, combo.
+    pub bet_type: String,
+    /// Target of exact (dice, 2–12), total (4–17), single/double/triple (1–6).
+    pub target: Option<u32>,
+    /// Sic Bo `combo`: two different faces, e.g. [1, 2].
+    pub combo: Option<Vec<u8>>,
+    /// Stake, default 1.0.
+    pub amount: Option<f64>,
+    pub player_id: Option<String>,
+    /// Mixed into rngValue; the player's own contribution.
+    pub player_seed: Option<String>,
+    pub operator_key: Option<String>,
+    /// true: serve from the precomputed pool at once (HTTP 200); false: the epoch path (202).
+    /// Absent: the operator's default.
+    pub instant: Option<bool>,
+}
+
+/// A raw RNG request body (interface section 4.3); the body may be empty.
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code)] // documents the request; parsed by games::parse_rng_body
+pub struct RngRequest {
+    /// Mixed into the value: rngValue = HMAC-SHA256(y, game_id ‖ client_seed).
+    pub client_seed: Option<String>,
+}
+
+/// 202 for a bet on the epoch path (BetAccepted).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BetAccepted {
+    pub accepted: bool,
+    pub bet_id: String,
+    pub game_id: String,
+    pub resolves_at_epoch: u64,
+    /// Says the result comes after the next epoch (about 5 s).
+    pub message: String,
+    pub poll_url: String,
+    /// Present (false) when the bet asked for the pool and the pool was empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_served: Option<bool>,
+}
+
+/// 202 for a raw RNG request (interface section 2.12).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RngAccepted {
+    pub accepted: bool,
+    pub request_id: String,
+    pub game_id: String,
+    pub resolves_at_epoch: u64,
+    pub poll_url: String,
+    pub message: String,
+}
+
+/// The dice: die1, die2 (die3 for Sic Bo) and their total.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Outcome {
+    pub die1: u8,
+    pub die2: u8,
+    pub die3: Option<u8>,
+    pub total: u32,
+}
+
+/// The result member of an instant (pool-served) bet.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InstantResult {
+    pub outcome: Outcome,
+    pub won: Option<bool>,
+    /// Decimal string.
+    pub payout: Option<String>,
+    /// HMAC-SHA256 hex.
+    #[serde(rename = "rngValue")]
+    pub rng_value: String,
+    pub bet_type: Option<String>,
+    pub amount: Option<String>,
+}
+
+/// 200 for a bet served at once from the precomputed pool (interface section 2.7).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InstantBet {
+    /// `resolved`.
+    pub status: String,
+    pub game_id: String,
+    pub bet_id: String,
+    /// true.
+    pub pool_served: bool,
+    pub pool_index: Option<u64>,
+    pub result: InstantResult,
+    pub verify_url: String,
+    /// The in-browser verifier for this game.
+    pub verify_page: String,
+}
+
+/// 202 while a game's epoch has not resolved.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GamePending {
+    /// `pending`.
+    pub status: String,
+    pub game_id: String,
+    pub resolves_at_epoch: Option<u64>,
+    pub message: String,
+}
+
+/// The result of a resolved game (dice and Sic Bo members, or raw RNG members).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GameResult {
+    pub game_id: String,
+    /// `dice`, `sicbo` or `rng`.
+    pub game: String,
+    /// The epoch that resolved it; null for a pool-served game.
+    pub epoch: Option<u64>,
+    #[serde(rename = "rngValue")]
+    pub rng_value: String,
+    /// The output the game derives from (hex).
+    pub entropy: Option<String>,
+    pub resolved_at: Option<u64>,
+    pub verify_url: String,
+    /// The in-browser verifier for this game.
+    pub verify_page: String,
+    /// SHA-256 of the game's result (what a notary receipt of schema vrs-game-result binds).
+    pub result_hash: String,
+    pub outcome: Option<Outcome>,
+    pub won: Option<bool>,
+    pub payout: Option<String>,
+    /// Raw RNG: the value (same as rngValue).
+    pub random: Option<String>,
+    /// The proof object of the verify endpoint.
+    pub proof: Option<Proof>,
+    pub verified: Option<bool>,
+}
+
+/// 200 of `GET /api/v1/games/{gameId}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResolvedGame {
+    /// `resolved`.
+    pub status: String,
+    pub game_id: String,
+    pub result: GameResult,
+    pub replay: Vec<ReplayStep>,
+}
+
+/// One recomputed check of the verify endpoint.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Check {
+    /// bet_leaf, merkle_inclusion, bets_root, epoch_chain, epoch_input, vdf_proof, rng_value,
+    /// dice, payout, anchor_inclusion; pool_* for pool-served games (docs/PROTOCOL.md §13–14).
+    pub name: String,
+    pub passed: bool,
+    pub detail: String,
+}
+
+/// One step of the replay trace: bet_committed, vdf_epoch_published, randomness_derived,
+/// dice_rolled, bet_evaluated, each with its inputs and outputs.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReplayStep {
+    /// 1 to 5.
+    pub step: u32,
+    pub action: String,
+}
+
+/// The anchor of the record a game is in (docs/PROTOCOL.md §16).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AnchorDetail {
+    /// pending, submitted or confirmed.
+    pub status: String,
+    pub enabled: bool,
+    pub batch: Option<u64>,
+    pub leaf: Option<String>,
+    pub leaf_hash: Option<String>,
+    pub leaf_index: Option<u64>,
+    pub tree_size: Option<u64>,
+    pub audit_path: Option<Vec<String>>,
+    pub root: Option<String>,
+    /// `0x` hex of the anchor transaction's input.
+    pub calldata: Option<String>,
+    /// `0x` hash of the transaction; null until confirmed.
+    pub tx: Option<String>,
+    pub block: Option<u64>,
+}
+
+/// Everything needed to redo the checks offline (docs/PROTOCOL.md §13).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Proof {
+    /// The modulus identifier.
+    pub modulus: String,
+    /// N in hex.
+    pub modulus_n: String,
+    /// T.
+    pub iterations: u64,
+    pub x: String,
+    pub y: String,
+    pub pi: String,
+    pub l: String,
+    #[serde(rename = "vdfEpoch")]
+    pub vdf_epoch: Option<u64>,
+    #[serde(rename = "rngValue")]
+    pub rng_value: String,
+    /// rngValue's formula in words.
+    pub derivation: String,
+    /// `0x` hash of the anchor transaction; null until the batch is confirmed.
+    #[serde(rename = "anchorTx")]
+    pub anchor_tx: Option<String>,
+    /// Deprecated alias of anchorTx (same value).
+    #[serde(rename = "legacyTx")]
+    #[schema(deprecated)]
+    pub legacy_tx: Option<String>,
+    #[serde(rename = "anchorChain")]
+    pub anchor_chain: String,
+    #[serde(rename = "anchorChainId")]
+    pub anchor_chain_id: u64,
+    /// pending, submitted or confirmed.
+    pub anchor_status: String,
+    pub anchor: AnchorDetail,
+    /// True for a game served from the precomputed pool (docs/PROTOCOL.md §14).
+    pub pool_served: Option<bool>,
+    /// Epoch games: the bets root, the previous output, the leaf and its audit path.
+    pub bets_root: Option<String>,
+    pub previous_output: Option<String>,
+    pub leaf_hash: Option<String>,
+    pub leaf_index: Option<u64>,
+    pub audit_path: Option<Vec<String>>,
+}
+
+/// 200 of `GET /api/v1/verify/{gameId}` (interface section 2.9).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Verification {
+    pub game_id: String,
+    /// True only when every check passed.
+    pub verified: bool,
+    pub checks: Vec<Check>,
+    pub proof: Proof,
+    pub replay_steps: Vec<ReplayStep>,
+}
+
+/// An epoch's public record (input, output, proof and leaf hashes).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EpochRecord {
+    pub epoch: u64,
+    /// open, closed (computing) or resolved.
+    pub status: String,
+    pub modulus: String,
+    pub veo_class: String,
+    pub opened_at_ms: i64,
+    pub closed_at_ms: Option<i64>,
+    /// T; null while the epoch is open.
+    pub iterations: Option<u64>,
+    /// y of epoch e − 1 (or y_0).
+    pub previous_output: Option<String>,
+    pub bets_root: Option<String>,
+    pub bet_count: Option<u64>,
+    pub x: Option<String>,
+    pub y: Option<String>,
+    pub pi: Option<String>,
+    pub l: Option<String>,
+    pub resolved_at_ms: Option<i64>,
+    /// The hashes of the epoch's leaves in order (enough to recompute bets_root).
+    pub leaf_hashes: Vec<String>,
+    /// The epoch's anchor, the same object as a verification's `proof.anchor`: its anchor
+    /// batch, kind-1 leaf, audit path and root, and the transaction once confirmed (§16).
+    #[schema(value_type = AnchorDetail)]
+    pub anchor: Value,
+}
+
+/// A served entry of a pool batch.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServedEntry {
+    pub index: u64,
+    pub game_id: String,
+    pub served_at_ms: Option<i64>,
+    pub verify_url: String,
+}
+
+/// A committed pool batch (docs/PROTOCOL.md §14).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PoolBatch {
+    pub number: u64,
+    pub root: String,
+    pub previous_root: String,
+    pub first_index: u64,
+    pub size: u64,
+    pub anchor_epoch: u64,
+    pub seed: String,
+    pub committed_at: i64,
+    pub committed_at_ms: i64,
+    /// Every entry's leaf hash, in index order (enough to recompute root).
+    pub leaf_hashes: Vec<String>,
+    pub served: Vec<ServedEntry>,
+    pub unserved: u64,
+}
+
+/// The epoch counters of stats.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StatsEpoch {
+    pub current: u64,
+    pub open_since: u64,
+    pub computing: Option<u64>,
+    /// Fraction of the running VDF done, 0 to 1.
+    pub progress: Option<f64>,
+    pub last_resolved: Option<u64>,
+    pub iterations: u64,
+    pub modulus: String,
+    pub target_ms: u64,
+    pub last_computation_ms: u64,
+}
+
+/// Engine statistics (interface section 2.10).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Stats {
+    pub epoch: StatsEpoch,
+    pub total_games: u64,
+    pub resolved_games: u64,
+    pub pending_games: u64,
+    /// Games per type (dice, sicbo, rng).
+    #[schema(value_type = Object)]
+    pub games_by_type: Value,
+    /// squarings_per_second, epochs_resolved_since_start, uptime.
+    #[schema(value_type = Object)]
+    pub performance: Value,
+    /// The instant-bet pool: depth, generation, the last committed batch.
+    #[schema(value_type = Object)]
+    pub pool: Value,
+    /// The anchoring loop and its batches.
+    #[schema(value_type = Object)]
+    pub anchoring: Value,
+    pub store: String,
+    pub role: String,
+    pub engine_error: Option<String>,
+}
+
+/// A game of the recent list (interface section 2.11).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RecentGame {
+    pub game_id: String,
+    pub game: String,
+    pub bet_type: Option<String>,
+    pub amount: Option<String>,
+    pub player_id: String,
+    /// resolved or pending.
+    pub status: String,
+    pub epoch: Option<u64>,
+    pub dice: Option<Vec<u8>>,
+    pub won: Option<bool>,
+    pub payout: Option<String>,
+    pub created_at: u64,
+    pub verify_url: String,
+    /// The in-browser verifier for this game.
+    pub verify_page: String,
+}
+
+/// The 20 most recent games, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Recent {
+    pub games: Vec<RecentGame>,
+}
+
+// ---- The notary API (docs/PROTOCOL.md §17) ----
+
+/// 400 of the notary: the message and the field at fault.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FieldErrorBody {
+    pub error: String,
+    /// The body member or header at fault (e.g. `payload_hash`, `Idempotency-Key`).
+    pub field: Option<String>,
+}
+
+/// 404 for an unknown receipt.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReceiptNotFound {
+    pub error: String,
+    pub receipt_id: String,
+}
+
+/// The body of `POST /v1/notarize`.
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code)] // documents the request; parsed strictly by the notary's schema module
+pub struct NotarizeRequest {
+    /// A schema id of `GET /v1/notarize/schemas` (e.g. `sha256`, `vrs-game-result`).
+    pub schema: String,
+    /// 32 bytes, 64 hex digits.
+    pub payload_hash: String,
+    /// Optional JSON object (bounded size and depth), stored in RFC 8785 canonical form.
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+}
+
+/// How a receipt was paid.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReceiptPayment {
+    /// `api_key` or `x402`.
+    pub method: String,
+    /// x402: the payer's address.
+    pub payer: Option<String>,
+    /// x402: the settlement transaction.
+    pub transaction: Option<String>,
+}
+
+/// A notary receipt: 202 of `POST /v1/notarize`; with `proof`, `anchor` and `verification`
+/// from `GET /v1/notarize/{receipt_id}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Receipt {
+    pub receipt_id: String,
+    /// pending (not in a batch yet), batched or anchored.
+    pub status: String,
+    pub schema: String,
+    pub payload_hash: String,
+    #[schema(value_type = Object)]
+    pub metadata: Value,
+    pub leaf_hash: String,
+    pub submitted_at: u64,
+    pub submitted_at_ms: u64,
+    pub receipt_url: String,
+    pub payment: ReceiptPayment,
+    /// The receipt's Merkle proof once batched (batch, leaf_index, tree_size, leaf_hash,
+    /// audit_path, root, sealed_at); null before.
+    #[schema(value_type = Option<Object>)]
+    pub proof: Option<Value>,
+    /// The anchor of the receipt's batch.
+    #[schema(value_type = Option<Object>)]
+    pub anchor: Option<Value>,
+    /// Checks recomputed from the stored data at this request.
+    #[schema(value_type = Option<Object>)]
+    pub verification: Option<Value>,
+}
+
+/// The notary's schemas.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NotarySchemas {
+    /// id, description, payload_hash and metadata rules of each schema.
+    #[schema(value_type = Vec<Object>)]
+    pub schemas: Vec<Value>,
+}
+
+/// The notary's status, price and payment methods.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NotaryStatus {
+    pub service: String,
+    pub status: String,
+    pub receipts: u64,
+    pub pending: u64,
+    pub batch_interval_ms: u64,
+    #[schema(value_type = Option<Object>)]
+    pub last_batch: Option<Value>,
+    #[schema(value_type = Object)]
+    pub anchoring: Value,
+    /// The x402 price (null when only API keys are taken).
+    #[schema(value_type = Option<Object>)]
+    pub price: Option<Value>,
+    /// `api_key`, and `x402` when payments are configured.
+    pub payment_methods: Vec<String>,
+    #[schema(value_type = Option<Object>)]
+    pub x402: Option<Value>,
+    #[schema(value_type = Object)]
+    pub api_keys: Value,
+}
+
+/// 402: what to pay (x402 v2 `PAYMENT-REQUIRED` header, and the same as JSON).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PaymentRequired {
+    /// 1: the body is x402 version 1 (version 2 is in the header).
+    #[serde(rename = "x402Version")]
+    pub x402_version: u32,
+    pub error: String,
+    /// The accepted payment requirements (scheme, network, asset, amount, payTo, …).
+    #[schema(value_type = Vec<Object>)]
+    pub accepts: Vec<Value>,
+    pub payment_methods: Vec<String>,
+}

@@ -1,0 +1,176 @@
+//! The in-browser verifier (`GET /verify`) in a real browser: Debian's Chromium, headless,
+//! driven by playwright-core (tools/browser/verify-page.mjs). The page verifies honest games
+//! of each kind with every step passing and the dice the server reported, and names the
+//! failing step when an HTTP proxy in front of the real server tampers with the data.
+//! Screenshots are saved under the test's output directory (printed by the test).
+
+use crate::server::{Server, FAST};
+use crate::tamper::{change_payout, flip, tampering_proxy};
+use crate::x402::repo;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+const RESOLVE: Duration = Duration::from_secs(60);
+
+/// A change a lying server makes to a verification response.
+type Tamper = Box<dyn Fn(&mut Value) + Send + Sync>;
+
+fn screenshots() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-screenshots");
+    std::fs::create_dir_all(&dir).expect("screenshot directory");
+    dir
+}
+
+/// Opens `/verify?game=<id>` on `base` in Chromium; returns what the page showed.
+fn open_page(base: &str, game_id: &str, shot: &str) -> Value {
+    let driver = repo().join("tools/browser/verify-page.mjs");
+    assert!(
+        repo()
+            .join("tools/browser/node_modules/playwright-core")
+            .exists(),
+        "playwright-core is not installed in tools/browser: run scripts/install-deps"
+    );
+    let path = screenshots().join(format!("{shot}.png"));
+    let out = Command::new("node")
+        .arg(&driver)
+        .args([base, game_id])
+        .arg(&path)
+        .output()
+        .expect("node runs the page driver");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the page driver failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("screenshot: {}", path.display());
+    let line = stdout.lines().last().expect("one line of JSON");
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"))
+}
+
+fn checks(page: &Value) -> Vec<(String, bool)> {
+    page["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().expect("name").to_owned(),
+                c["passed"].as_bool().expect("passed"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_page_verifies_honest_games_and_names_the_tampered_step() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), FAST);
+    let mut games = Vec::new();
+    for (kind, path, body) in [
+        (
+            "dice",
+            "/api/v1/games/dice/bet",
+            json!({"bet_type": "over7", "amount": 2.5, "player_seed": "browser"}),
+        ),
+        (
+            "sicbo",
+            "/api/v1/games/sicbo/bet",
+            json!({"bet_type": "total", "target": 10, "amount": 1}),
+        ),
+        ("rng", "/api/v1/rng/generate", json!({"client_seed": "c"})),
+    ] {
+        let (status, r) = server.post(path, &body);
+        assert_eq!(status, 202, "{path}: {r}");
+        games.push((kind, r["game_id"].as_str().expect("game_id").to_owned()));
+    }
+    for (kind, id) in &games {
+        let verified = server.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE);
+        let page = open_page(&server.url, id, &format!("honest-{kind}"));
+        assert_eq!(page["status"], "verified", "{kind}: {page}");
+        assert!(
+            page["outcome_text"]
+                .as_str()
+                .expect("outcome text")
+                .to_lowercase()
+                .contains("verified"),
+            "{page}"
+        );
+        let names: Vec<String> = checks(&page).into_iter().map(|(n, _)| n).collect();
+        for (name, passed) in checks(&page) {
+            assert!(passed, "{kind}: {name} failed on an honest game: {page}");
+        }
+        for step in [
+            "bet_leaf",
+            "merkle_inclusion",
+            "epoch_chain",
+            "epoch_input",
+            "vdf_proof",
+            "rng_value",
+        ] {
+            assert!(
+                names.iter().any(|n| n == step),
+                "{kind}: no {step}: {names:?}"
+            );
+        }
+        if *kind != "rng" {
+            assert!(names.iter().any(|n| n == "dice"), "{names:?}");
+            assert!(names.iter().any(|n| n == "payout"), "{names:?}");
+            let (_, result) = server.get(&format!("/api/v1/games/{id}"));
+            let o = &result["result"]["outcome"];
+            let want: Vec<u64> = ["die1", "die2", "die3"]
+                .iter()
+                .filter_map(|d| o[*d].as_u64())
+                .collect();
+            let shown: Vec<u64> = page["dice"]
+                .as_array()
+                .expect("dice shown")
+                .iter()
+                .map(|d| d.as_u64().expect("a die"))
+                .collect();
+            assert_eq!(shown, want, "{kind}: the page shows other dice");
+        }
+        assert!(page["console_errors"]
+            .as_array()
+            .is_none_or(|e| e.is_empty()));
+        assert_eq!(verified["verified"], true);
+    }
+
+    let (_, dice_id) = &games[0];
+    let verify_path = format!("/api/v1/verify/{dice_id}");
+    let cases: [(&str, &str, Tamper); 3] = [
+        ("y", "vdf_proof", Box::new(|v| flip(v, "/proof/y"))),
+        (
+            "bets-root",
+            "merkle_inclusion",
+            Box::new(|v| flip(v, "/proof/bets_root")),
+        ),
+        ("payout", "payout", Box::new(change_payout)),
+    ];
+    for (what, step, tamper) in cases {
+        let target = verify_path.clone();
+        let proxy = tampering_proxy(&server.url, move |path, v| {
+            if path == target {
+                tamper(v);
+            }
+        });
+        let page = open_page(&proxy, dice_id, &format!("tampered-{what}"));
+        assert_eq!(page["status"], "failed", "tampered {what}: {page}");
+        let failed: Vec<String> = checks(&page)
+            .into_iter()
+            .filter(|(_, p)| !p)
+            .map(|(n, _)| n)
+            .collect();
+        assert!(
+            failed.iter().any(|n| n == step),
+            "tampered {what}: {step} should fail, failed: {failed:?}"
+        );
+        let text = page["outcome_text"].as_str().expect("outcome text");
+        assert!(
+            text.contains("NOT verified") && failed.iter().any(|n| text.contains(n.as_str())),
+            "the outcome must name the failing step: {text}"
+        );
+    }
+}

@@ -1,0 +1,47 @@
+//! The OpenAPI documents against the live service: tools/openapi/check.py validates both
+//! documents against the OpenAPI 3.1 specification, checks that they cover every endpoint of
+//! the interface, exercises every documented operation (honest and bad requests) and validates
+//! each answer's status and body against what the document says.
+
+use crate::notary::create_key;
+use crate::server::{Server, FAST};
+use crate::x402::repo;
+use std::process::Command;
+
+#[test]
+fn every_response_conforms_to_the_openapi_documents() {
+    let python = repo().join("tools/openapi/.venv/bin/python");
+    assert!(
+        python.exists(),
+        "the OpenAPI checker is not installed at {}: run scripts/install-deps",
+        python.display()
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut flags = FAST.to_vec();
+    // A small pool, so that an instant bet is served (HTTP 200) and its batch exists.
+    flags.extend_from_slice(&[
+        "--pool-iterations",
+        "64",
+        "--pool-batch",
+        "8",
+        "--pool-depth",
+        "16",
+        "--pool-low-water",
+        "8",
+    ]);
+    let server = Server::start(dir.path(), &flags);
+    let (key, _) = create_key(dir.path(), "openapi-check");
+    let out = Command::new(python)
+        .arg(repo().join("tools/openapi/check.py"))
+        .arg(&server.url)
+        .args(["--api-key", &key])
+        .output()
+        .expect("check.py runs");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    println!("{printed}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "responses differ from the OpenAPI documents:\n{printed}"
+    );
+    assert!(printed.contains("all responses conform to the documents"));
+}
