@@ -1,15 +1,21 @@
 //! `vrs audit --server URL --from E1 --to E2`: checks a range of epochs from a server's public
 //! API without trusting it: the chain (each input's previous output is the previous epoch's
 //! y), each input x from its formula, each bets root from the published leaf hashes, and every
-//! Wesolowski proof, in one batch on the fastest batch backend (all cores, or a GPU).
+//! Wesolowski proof, in one batch on the fastest batch backend (all cores, or a GPU); then the
+//! anchors: each epoch's kind-1 anchor leaf recomputed from its published fields and folded up
+//! to its anchor batch's root, and with `--rpc` each batch's transaction read back from a node
+//! of the auditor's choosing, once per batch.
 
 use super::progress;
-use super::verify::Http;
+use super::verify::anchor::{check_inclusion, check_transaction, epoch_leaf, Claim};
+use super::verify::anchor::{EpochFields, Rpc};
+use super::verify::{Http, Verdict};
 use anyhow::{bail, Context};
 use clap::Args;
 use num_bigint::BigUint;
 use serde::Serialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use vrs_engine::batch::{self, VerifyItem};
 use vrs_engine::epoch::{epoch_seed, genesis_output};
@@ -28,6 +34,12 @@ pub struct AuditArgs {
     /// Last epoch of the range (inclusive).
     #[arg(long)]
     pub to: u64,
+    /// JSON-RPC URL of a node of the anchor chain, of your choosing: each anchor batch covering
+    /// the range has its transaction read back once (mined, on the epochs' anchor chain id,
+    /// calldata "vrs-anchor-v1:" ‖ the batch root). Epochs not yet in a confirmed batch are
+    /// counted as pending, not failed.
+    #[arg(long, value_name = "URL")]
+    pub rpc: Option<String>,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -49,8 +61,25 @@ struct Summary {
     epochs: u64,
     bets: u64,
     backend: String,
+    anchors: AnchorSummary,
     verified: bool,
     failures: Vec<Failure>,
+}
+
+/// The anchors of the range.
+#[derive(Debug, Default, Serialize)]
+struct AnchorSummary {
+    /// Anchor batches holding epochs of the range.
+    batches: u64,
+    /// Epochs in a confirmed anchor batch (one with a transaction) whose leaf folds up to the
+    /// batch root.
+    anchored: u64,
+    /// Of those, epochs whose batch transaction was read back from `--rpc` and carries the root.
+    checked_on_chain: u64,
+    /// Epochs in no anchor batch yet, or in a batch with no confirmed transaction yet.
+    pending: u64,
+    /// Whether the transactions were checked (`--rpc` given).
+    rpc: bool,
 }
 
 /// What one epoch published, decoded enough to check.
@@ -66,6 +95,8 @@ struct Epoch {
     y: Vec<u8>,
     pi: Vec<u8>,
     l: Vec<u8>,
+    /// The published `anchor` object (null from a server that does not publish it).
+    anchor: Value,
 }
 
 pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
@@ -178,6 +209,9 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
         }
     }
 
+    let rpc = args.rpc.as_deref().map(|url| Rpc::new(&http, url));
+    let anchors = check_anchors(&epochs, rpc.as_ref(), &mut fail)?;
+
     failures.sort_by_key(|f| f.epoch);
     let summary = Summary {
         server,
@@ -186,6 +220,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
         epochs: count,
         bets: epochs.iter().map(|e| e.bet_count).sum(),
         backend: backend.describe(),
+        anchors,
         verified: failures.is_empty(),
         failures,
     };
@@ -202,11 +237,12 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
             backend.name(),
             summary.backend
         );
+        println!("{}", anchors_line(&summary.anchors));
         for f in &summary.failures {
             println!("FAIL epoch {} {}: {}", f.epoch, f.check, f.detail);
         }
         if summary.verified {
-            println!("verified: chain, inputs, bets roots and proofs of every epoch");
+            println!("verified: chain, inputs, bets roots, proofs and anchors of every epoch");
         } else {
             println!("NOT verified: {} failed checks", summary.failures.len());
         }
@@ -265,5 +301,156 @@ fn decode(body: &Value) -> anyhow::Result<Epoch> {
         y: hex_of("y")?,
         pi: hex_of("pi")?,
         l: hex_of("l")?,
+        anchor: body["anchor"].clone(),
     })
+}
+
+/// One anchor batch as the range's epochs show it.
+struct SeenBatch {
+    claim: Claim,
+    /// The first epoch of the range in it (failures of the batch are reported there).
+    first_seen: u64,
+    /// Epochs of the range in it whose leaf folds up to its root.
+    anchored: u64,
+}
+
+/// Checks every epoch's anchor leaf against its batch root, that all epochs of one batch show
+/// the same batch, and with `rpc` each confirmed batch's transaction once.
+fn check_anchors(
+    epochs: &[Epoch],
+    rpc: Option<&Rpc>,
+    fail: &mut impl FnMut(u64, &'static str, String),
+) -> anyhow::Result<AnchorSummary> {
+    let mut summary = AnchorSummary {
+        rpc: rpc.is_some(),
+        ..AnchorSummary::default()
+    };
+    let mut batches: BTreeMap<u64, SeenBatch> = BTreeMap::new();
+    for e in epochs {
+        let claim = match Claim::parse(&e.anchor) {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                summary.pending += 1;
+                continue;
+            }
+            Err(err) => {
+                fail(e.number, "anchor_inclusion", err);
+                continue;
+            }
+        };
+        let leaf = epoch_leaf(&EpochFields {
+            epoch: e.number,
+            iterations: e.iterations,
+            bets_root: &e.bets_root,
+            previous_output: &e.previous_output,
+            x: &e.x,
+            y: &e.y,
+            l: &e.l,
+            pi: &e.pi,
+        });
+        let included = check_inclusion(&claim, &leaf);
+        if let Err(err) = &included {
+            fail(e.number, "anchor_inclusion", err.clone());
+        }
+        let seen = batches.entry(claim.batch).or_insert_with(|| SeenBatch {
+            claim: claim.clone(),
+            first_seen: e.number,
+            anchored: 0,
+        });
+        if !same_batch(&seen.claim, &claim) {
+            fail(
+                e.number,
+                "anchor_batch",
+                format!(
+                    "epoch {} shows anchor batch {} with another root, ranges or transaction                      than epoch {} does",
+                    e.number, claim.batch, seen.first_seen
+                ),
+            );
+        }
+        if included.is_ok() {
+            seen.anchored += 1;
+        }
+    }
+    summary.batches = batches.len() as u64;
+    let chain_id = match rpc {
+        Some(rpc) => Some(rpc.chain_id()?),
+        None => None,
+    };
+    for seen in batches.values() {
+        let c = &seen.claim;
+        let Some(tx) = &c.tx else {
+            summary.pending += seen.anchored;
+            continue;
+        };
+        summary.anchored += seen.anchored;
+        let (Some(rpc), Some(node_chain)) = (rpc, chain_id) else {
+            continue;
+        };
+        let verdict = if c.chain_id != Some(node_chain) {
+            Verdict::Fail(format!(
+                "the node at {} is on chain {node_chain}, anchor batch {} names chain {:?}",
+                rpc.url, c.batch, c.chain_id
+            ))
+        } else {
+            check_transaction(rpc, tx, &c.root)?
+        };
+        match verdict {
+            Verdict::Pass(_) => summary.checked_on_chain += seen.anchored,
+            Verdict::Fail(d) | Verdict::Pending(d) => fail(
+                seen.first_seen,
+                "anchor_onchain",
+                format!("anchor batch {}: {d}", c.batch),
+            ),
+        }
+    }
+    Ok(summary)
+}
+
+/// Two epochs' views of one batch agree on everything but their own leaf and path.
+fn same_batch(a: &Claim, b: &Claim) -> bool {
+    (
+        a.root,
+        a.first_epoch,
+        a.last_epoch,
+        a.pool,
+        a.notary,
+        a.tree_size,
+        &a.tx,
+        a.chain_id,
+    ) == (
+        b.root,
+        b.first_epoch,
+        b.last_epoch,
+        b.pool,
+        b.notary,
+        b.tree_size,
+        &b.tx,
+        b.chain_id,
+    )
+}
+
+/// The summary's anchors line, e.g. "anchors: 3 batches, 12 epochs anchored and checked on
+/// chain, 2 pending".
+fn anchors_line(a: &AnchorSummary) -> String {
+    if a.batches == 0 {
+        return format!(
+            "anchors: no epoch of the range is in an anchor batch yet ({} pending)",
+            a.pending
+        );
+    }
+    let checked = if a.rpc {
+        format!(
+            "{} epochs anchored and checked on chain",
+            a.checked_on_chain
+        )
+    } else {
+        format!(
+            "{} epochs anchored (roots not checked on chain: give --rpc URL)",
+            a.anchored
+        )
+    };
+    format!(
+        "anchors: {} batches, {checked}, {} pending",
+        a.batches, a.pending
+    )
 }

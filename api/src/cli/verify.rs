@@ -16,7 +16,21 @@ use vrs_engine::group::Modulus;
 use vrs_engine::merkle::{self, Hash};
 use vrs_engine::vdf;
 
+pub(in crate::cli) mod anchor;
+mod pool;
+
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Steps: an epoch game is checked by bet_leaf, merkle_inclusion, epoch_chain, epoch_input, \
+vdf_proof, rng_value, dice and payout; a pool-served (instant) game by pool_batch_chain, \
+pool_anchor, pool_batch_seed, pool_entry_input, vdf_proof, pool_inclusion, pool_committed, \
+pool_game_id, rng_value, dice and payout (docs/PROTOCOL.md §13 and §14). Once the game's epoch \
+or pool batch is in an anchor batch, anchor_inclusion folds its anchor leaf up to the batch root \
+(§16); with --rpc, anchor_onchain reads the anchor transaction back from that node.
+
+A game whose anchor is not confirmed yet shows anchor_onchain as `pend`: the game's randomness \
+is fully checked by the other steps, only its timestamp on chain is still to come, so this does \
+not fail the verification (exit 0) unless --require-anchor is given (exit 1).")]
 pub struct VerifyArgs {
     /// The game to verify: the game_id of a bet or of a raw RNG request.
     pub game_id: String,
@@ -24,6 +38,17 @@ pub struct VerifyArgs {
     /// public API is used).
     #[arg(long, env = "VRS_SERVER", default_value = "http://127.0.0.1:8080")]
     pub server: String,
+    /// JSON-RPC URL of a node of the anchor chain, of your choosing (for Base, your own node or
+    /// e.g. https://mainnet.base.org). Adds the anchor_onchain step: the node must report the
+    /// proof's anchorChainId, and the anchor transaction must be mined there with calldata
+    /// "vrs-anchor-v1:" ‖ the anchor batch's root. A pending anchor (not confirmed yet) is
+    /// reported as pending and does not fail the game; see --require-anchor.
+    #[arg(long, value_name = "URL")]
+    pub rpc: Option<String>,
+    /// With --rpc: fail (exit 1) unless the game's anchor is confirmed and checks out on chain,
+    /// instead of reporting a not-yet-confirmed anchor as pending.
+    #[arg(long, requires = "rpc")]
+    pub require_anchor: bool,
     /// Print the checks as a JSON object instead of a checklist.
     #[arg(long)]
     pub json: bool,
@@ -34,13 +59,45 @@ pub struct VerifyArgs {
 pub struct Step {
     pub name: &'static str,
     pub passed: bool,
+    /// Neither passed nor failed: what the step checks does not exist yet (an anchor not yet
+    /// confirmed on chain). A pending step does not fail the verification.
+    pub pending: bool,
     pub detail: String,
+}
+
+/// What one step concluded.
+#[derive(Debug)]
+pub(in crate::cli) enum Verdict {
+    Pass(String),
+    Fail(String),
+    Pending(String),
+}
+
+impl Step {
+    pub(in crate::cli) fn new(name: &'static str, verdict: Verdict) -> Self {
+        let (passed, pending, detail) = match verdict {
+            Verdict::Pass(d) => (true, false, d),
+            Verdict::Fail(d) => (false, false, d),
+            Verdict::Pending(d) => (false, true, d),
+        };
+        Step {
+            name,
+            passed,
+            pending,
+            detail,
+        }
+    }
+
+    fn failed(&self) -> bool {
+        !self.passed && !self.pending
+    }
 }
 
 #[derive(Debug, Serialize)]
 struct Report<'a> {
     game_id: &'a str,
     server: &'a str,
+    pool_served: bool,
     verified: bool,
     steps: &'a [Step],
 }
@@ -50,32 +107,39 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let url = format!("{server}/api/v1/verify/{}", args.game_id);
     let http = Http::new()?;
     let body = http.get(&url)?;
-    let mut steps = recompute(&body)?;
-    // After the inclusion steps: the chain link, which needs the previous epoch from the server.
-    let at = steps.len().min(2);
-    steps.insert(at, epoch_chain(&http, server, &body));
-    let verified = steps.iter().all(|s| s.passed);
+    let proof = proof_of(&body)?;
+    let pool_served = proof.get("pool_served").and_then(Value::as_bool) == Some(true);
+    let mut steps = if pool_served {
+        pool::steps(&http, server, &args.game_id, &body)?
+    } else {
+        let mut steps = recompute(&body, &args.game_id)?;
+        // After the inclusion step: the chain link, which needs the previous epoch from the
+        // server.
+        let at = steps.len().min(2);
+        steps.insert(at, epoch_chain(&http, server, &body));
+        steps
+    };
+    steps.extend(anchor::inclusion_step(proof, pool_served));
+    if let Some(rpc_url) = &args.rpc {
+        let rpc = anchor::Rpc::new(&http, rpc_url);
+        steps.push(anchor::onchain_step(&rpc, proof, args.require_anchor)?);
+    }
+    let verified = !steps.iter().any(Step::failed);
     if args.json {
         let report = Report {
             game_id: &args.game_id,
             server,
+            pool_served,
             verified,
             steps: &steps,
         };
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("game {} on {server}", args.game_id);
-        for s in &steps {
-            println!(
-                "{} {:<17} {}",
-                if s.passed { "ok  " } else { "FAIL" },
-                s.name,
-                s.detail
-            );
-        }
-        match steps.iter().find(|s| !s.passed) {
-            None => println!("verified: every step recomputed here"),
-            Some(s) => println!("NOT verified: {} failed", s.name),
+        print_checklist(&args.game_id, server, &steps);
+        if args.rpc.is_none() {
+            if let Some(note) = anchor::unchecked_note(proof) {
+                println!("{note}");
+            }
         }
     }
     Ok(if verified {
@@ -85,7 +149,37 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+fn print_checklist(game_id: &str, server: &str, steps: &[Step]) {
+    println!("game {game_id} on {server}");
+    for s in steps {
+        let mark = match (s.passed, s.pending) {
+            (true, _) => "ok  ",
+            (false, true) => "pend",
+            (false, false) => "FAIL",
+        };
+        println!("{mark} {:<17} {}", s.name, s.detail);
+    }
+    let names = |f: fn(&Step) -> bool| {
+        steps
+            .iter()
+            .filter(|s| f(s))
+            .map(|s| s.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let failed = names(Step::failed);
+    let pending = names(|s| s.pending);
+    if !failed.is_empty() {
+        println!("NOT verified: {failed} failed");
+    } else if !pending.is_empty() {
+        println!("verified: every step recomputed here passed; still pending: {pending}");
+    } else {
+        println!("verified: every step recomputed here");
+    }
+}
+
 /// A blocking JSON client over reqwest (HTTP and HTTPS), for the checking commands.
+#[derive(Debug)]
 pub(super) struct Http {
     runtime: tokio::runtime::Runtime,
     client: reqwest::Client,
@@ -107,10 +201,43 @@ impl Http {
 
     /// GETs `url` as JSON; a 404 says what was not found, anything else not 200 is an error.
     pub fn get(&self, url: &str) -> anyhow::Result<Value> {
+        match self.get_opt(url)? {
+            Some(v) => Ok(v),
+            None => bail!("{url}: not found on this server (404; no such game or epoch)"),
+        }
+    }
+
+    /// GETs `url` as JSON; `None` on a 404 (the server does not have it: for a record the
+    /// server's own data names, a failed check rather than an error).
+    pub fn get_opt(&self, url: &str) -> anyhow::Result<Option<Value>> {
+        let (status, text) = self.send(url, self.client.get(url))?;
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            bail!("{url}: HTTP {status}: {text}");
+        }
+        serde_json::from_str(&text)
+            .map(Some)
+            .with_context(|| format!("{url}: the answer is not JSON"))
+    }
+
+    /// POSTs `body` as JSON to `url` (a JSON-RPC call) and reads the JSON answer.
+    pub fn post(&self, url: &str, body: &Value) -> anyhow::Result<Value> {
+        let (status, text) = self.send(url, self.client.post(url).json(body))?;
+        if !status.is_success() {
+            bail!("{url}: HTTP {status}: {text}");
+        }
+        serde_json::from_str(&text).with_context(|| format!("{url}: the answer is not JSON"))
+    }
+
+    fn send(
+        &self,
+        url: &str,
+        request: reqwest::RequestBuilder,
+    ) -> anyhow::Result<(reqwest::StatusCode, String)> {
         self.runtime.block_on(async {
-            let resp = self
-                .client
-                .get(url)
+            let resp = request
                 .send()
                 .await
                 .with_context(|| format!("{url}: no answer"))?;
@@ -119,26 +246,24 @@ impl Http {
                 .text()
                 .await
                 .with_context(|| format!("{url}: reading the answer"))?;
-            if status == reqwest::StatusCode::NOT_FOUND {
-                bail!("{url}: not found on this server (404; no such game or epoch): {text}");
-            }
-            if !status.is_success() {
-                bail!("{url}: HTTP {status}: {text}");
-            }
-            serde_json::from_str(&text).with_context(|| format!("{url}: the answer is not JSON"))
+            Ok((status, text))
         })
     }
 }
 
-/// The steps recomputed from a verification response. `Err` only when the response is not a
-/// verification at all (a pending game, or the wrong shape): every wrong value is a failed step.
-pub fn recompute(body: &Value) -> anyhow::Result<Vec<Step>> {
-    let proof = body.get("proof").filter(|p| p.is_object()).context(
+/// The proof object of a verification response; `Err` when the response is not a
+/// verification at all (a pending game, or not a vrs server).
+fn proof_of(body: &Value) -> anyhow::Result<&Value> {
+    body.get("proof").filter(|p| p.is_object()).context(
         "the answer has no proof object: the game is not resolved yet, or this is not a vrs server",
-    )?;
-    if proof.get("pool_served").and_then(Value::as_bool) == Some(true) {
-        bail!("pool-served (instant) games are not checked by this version of vrs verify yet; use the server's /api/v1/verify and docs/PROTOCOL.md §14");
-    }
+    )
+}
+
+/// The steps recomputed from an epoch game's verification response (all but `epoch_chain`,
+/// which needs another request). `Err` only when the response is not a verification at all
+/// (a pending game, or the wrong shape): every wrong value is a failed step.
+pub fn recompute(body: &Value, game_id: &str) -> anyhow::Result<Vec<Step>> {
+    let proof = proof_of(body)?;
     let p = Fields(proof);
     let mut steps = Vec::new();
 
@@ -146,10 +271,15 @@ pub fn recompute(body: &Value) -> anyhow::Result<Vec<Step>> {
     let game = new_game(proof.get("bet").unwrap_or(&Value::Null));
     let leaf = p.bytes("leaf");
 
-    // 1. The leaf encodes the bet's fields.
+    // 1. The leaf encodes the bet's fields, and the bet is the game asked about (a server
+    //    answering with another, honest game's data must not pass).
     steps.push(step(
         "bet_leaf",
         match (&game, &leaf) {
+            (Ok(g), _) if g.game_id != game_id => Err(format!(
+                "the server answered with game {}, not {game_id}",
+                g.game_id
+            )),
             (Ok(g), Ok(l)) if bet_leaf(g) == *l => Ok("leaf bytes encode the bet's fields".into()),
             (Ok(_), Ok(_)) => Err("leaf bytes do not encode the bet's fields".into()),
             (Err(e), _) | (_, Err(e)) => Err(e.clone()),
@@ -203,11 +333,20 @@ pub fn recompute(body: &Value) -> anyhow::Result<Vec<Step>> {
     ));
 
     // 4. The Wesolowski proof of y = x^(2^T).
-    steps.push(step(
+    steps.push(vdf_step(&p, &modulus));
+
+    // 5. rngValue, the dice and the payout from y and the bet.
+    steps.extend(outcome_steps(&p, body, &game));
+    Ok(steps)
+}
+
+/// `vdf_proof`: the Wesolowski equation for the proof's x, y, T, ℓ and π, strictly decoded.
+fn vdf_step(p: &Fields, modulus: &Result<Modulus, vrs_engine::error::Error>) -> Step {
+    step(
         "vdf_proof",
         (|| {
             let m = modulus.as_ref().map_err(|e| e.to_string())?;
-            let t = t.clone()?;
+            let t = p.u64("iterations")?;
             vdf::verify_encoded(
                 m,
                 &p.bytes("x")?,
@@ -219,9 +358,13 @@ pub fn recompute(body: &Value) -> anyhow::Result<Vec<Step>> {
             .map(|()| format!("π^ℓ · x^(2^T mod ℓ) = y for T = {t}"))
             .map_err(|e| format!("{e}"))
         })(),
-    ));
+    )
+}
 
-    // 5. rngValue, the dice and the payout from y and the bet.
+/// `rng_value`, `dice` and `payout`: the outcome recomputed from the proof's y and the
+/// committed bet, against what the server claims (the proof's rngValue and its replay steps).
+fn outcome_steps(p: &Fields, body: &Value, game: &Result<NewGame, String>) -> Vec<Step> {
+    let mut steps = Vec::new();
     let derived = (|| {
         let g = game.clone()?;
         outcome::derive(&p.bytes("y")?, &g).map(|o| o.resolution(&g.game_id))
@@ -262,9 +405,13 @@ pub fn recompute(body: &Value) -> anyhow::Result<Vec<Step>> {
             derived.as_ref().map_err(String::clone).and_then(|r| {
                 let (won, payout) = (claims.won, claims.payout.clone());
                 if r.won == won && r.payout == payout {
+                    let result = match r.won {
+                        Some(true) => "won",
+                        Some(false) => "lost",
+                        None => "no bet",
+                    };
                     Ok(format!(
-                        "won {:?}, payout {}",
-                        r.won,
+                        "{result}, payout {}",
                         r.payout.clone().unwrap_or_default()
                     ))
                 } else {
@@ -276,7 +423,7 @@ pub fn recompute(body: &Value) -> anyhow::Result<Vec<Step>> {
             }),
         ));
     }
-    Ok(steps)
+    steps
 }
 
 /// The input's previous output is y of the previous epoch as the server publishes it (or the
@@ -310,15 +457,13 @@ fn epoch_chain(http: &Http, server: &str, body: &Value) -> Step {
 }
 
 fn step(name: &'static str, r: Result<String, String>) -> Step {
-    let (passed, detail) = match r {
-        Ok(d) => (true, d),
-        Err(d) => (false, d),
-    };
-    Step {
+    Step::new(
         name,
-        passed,
-        detail,
-    }
+        match r {
+            Ok(d) => Verdict::Pass(d),
+            Err(d) => Verdict::Fail(d),
+        },
+    )
 }
 
 /// What the server claims the game's outcome was: the replay steps of its answer.

@@ -1,17 +1,16 @@
 //! `vrs verify` against a live `vrs serve`, and against a server that hands out tampered data:
 //! every honest game passes every step; one flipped byte in y, π, the bets root or the audit
-//! path, or a changed payout, fails the step that checks it, by name, with exit status 1.
+//! path, or a changed payout, fails the step that checks it, by name, with exit status 1. The
+//! same for pool-served (instant) games and their §14 steps.
 
 use crate::server::{Server, FAST};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::process::{Command, Output};
 use std::time::Duration;
 
 const RESOLVE: Duration = Duration::from_secs(60);
 
-fn vrs_verify(server: &str, game_id: &str, json: bool) -> Output {
+pub fn vrs_verify(server: &str, game_id: &str, json: bool) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_vrs"));
     cmd.args(["verify", game_id, "--server", server]);
     if json {
@@ -20,60 +19,7 @@ fn vrs_verify(server: &str, game_id: &str, json: bool) -> Output {
     cmd.output().expect("runs vrs verify")
 }
 
-/// The "operator" that lies: an HTTP proxy in front of `upstream` that passes every GET on
-/// and lets `tamper` change the JSON of the answer (given the request path) before handing it
-/// out. Runs until the test process ends; returns its URL.
-fn tampering_proxy(
-    upstream: &str,
-    tamper: impl Fn(&str, &mut Value) + Send + Sync + 'static,
-) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
-    let url = format!("http://{}", listener.local_addr().expect("address"));
-    let upstream = upstream.to_owned();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(&stream);
-            let mut request = String::new();
-            let _ = reader.read_line(&mut request);
-            let path = request.split_whitespace().nth(1).unwrap_or("/").to_owned();
-            // The rest of the request head; a GET has no body.
-            let mut line = String::new();
-            while reader.read_line(&mut line).map(|n| n > 2).unwrap_or(false) {
-                line.clear();
-            }
-            let (status, mut body) = match ureq::get(&format!("{upstream}{path}")).call() {
-                Ok(r) => (200, r.into_json::<Value>().unwrap_or(Value::Null)),
-                Err(ureq::Error::Status(code, r)) => {
-                    (code, r.into_json::<Value>().unwrap_or(Value::Null))
-                }
-                Err(_) => (502, json!({"error": "upstream unreachable"})),
-            };
-            if status == 200 {
-                tamper(&path, &mut body);
-            }
-            let text = body.to_string();
-            let mut out = &stream;
-            let _ = write!(
-                out,
-                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                text.len()
-            );
-        }
-    });
-    url
-}
-
-/// Flips the lowest bit of the last byte of the hex string at `pointer`.
-fn flip(v: &mut Value, pointer: &str) {
-    let s = v
-        .pointer_mut(pointer)
-        .unwrap_or_else(|| panic!("{pointer} missing"));
-    let hex_str = s.as_str().expect("hex string").to_owned();
-    let mut bytes = hex::decode(&hex_str).expect("hex");
-    let last = bytes.len() - 1;
-    bytes[last] ^= 1;
-    *s = json!(hex::encode(bytes));
-}
+pub use crate::tamper::{flip, tampering_proxy};
 
 /// Places a dice bet, a Sic Bo bet and a raw RNG request and waits for their verifications.
 fn resolved_games(server: &Server) -> Vec<(String, Value)> {
@@ -164,18 +110,7 @@ fn honest_games_pass_and_every_tampering_is_named() {
                 }
             }),
         ),
-        (
-            "payout",
-            "payout",
-            Box::new(|v| {
-                let step = v["replay_steps"]
-                    .as_array_mut()
-                    .and_then(|s| s.iter_mut().find(|s| s["action"] == "bet_evaluated"))
-                    .expect("a bet_evaluated step");
-                let payout = step["payout"].as_str().expect("payout").to_owned();
-                step["payout"] = json!(if payout == "0.00" { "5.00" } else { "0.00" });
-            }),
-        ),
+        ("payout", "payout", Box::new(crate::tamper::change_payout)),
     ];
     for (what, step, tamper) in cases {
         let url = tampering_proxy(&server.url, move |path, v| {
@@ -267,5 +202,224 @@ fn audit_checks_a_range_of_epochs_and_names_a_tampered_one() {
             text.contains(&format!("FAIL epoch {} epoch_chain", bad + 1)),
             "{text}"
         );
+    }
+}
+
+/// Fast epochs plus a small pool that fills in seconds (as in serve_pool.rs).
+const POOL: &[&str] = &[
+    "--pool-iterations",
+    "64",
+    "--pool-batch",
+    "16",
+    "--pool-depth",
+    "120",
+    "--pool-low-water",
+    "60",
+];
+
+/// Waits until the pool holds at least `depth` committed entries.
+pub fn wait_for_pool(server: &Server, depth: u64) {
+    let deadline = std::time::Instant::now() + RESOLVE;
+    loop {
+        let (_, stats) = server.get("/api/v1/stats");
+        if stats["pool"]["depth"].as_u64().unwrap_or(0) >= depth {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the pool never reached {depth}: {}",
+            stats["pool"]
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Places an instant bet; returns its game id and verification (already resolved: 200).
+pub fn instant_bet(server: &Server, path: &str, mut body: Value) -> (String, Value) {
+    body["instant"] = json!(true);
+    let (status, r) = server.post(path, &body);
+    assert_eq!(status, 200, "{path} {body}: {r}");
+    assert_eq!(r["pool_served"], true, "{r}");
+    let id = r["game_id"].as_str().expect("game_id").to_owned();
+    let (status, v) = server.get(&format!("/api/v1/verify/{id}"));
+    assert_eq!(status, 200, "{v}");
+    (id, v)
+}
+
+/// Runs `vrs verify` against `url` and asserts exit 1 with `step` named as failed.
+pub fn assert_step_fails(url: &str, id: &str, what: &str, step: &str) {
+    let out = vrs_verify(url, id, false);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "tampered {what}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("FAIL") && l.contains(step)),
+        "tampered {what}: no failing {step} line in\n{text}"
+    );
+    assert!(text.contains("NOT verified"), "{text}");
+}
+
+const POOL_STEPS: &[&str] = &[
+    "pool_batch_chain",
+    "pool_anchor",
+    "pool_batch_seed",
+    "pool_entry_input",
+    "vdf_proof",
+    "pool_inclusion",
+    "pool_committed",
+    "pool_game_id",
+    "rng_value",
+    "dice",
+    "payout",
+];
+
+/// Asserts exit 0 with a passing line for each step of `steps`.
+pub fn assert_passes(url: &str, id: &str, steps: &[&str], extra: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_vrs"))
+        .args(["verify", id, "--server", url])
+        .args(extra)
+        .output()
+        .expect("runs vrs verify");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{id}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for step in steps {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("ok") && l.split_whitespace().nth(1) == Some(step)),
+            "{id}: no passing {step} line in\n{text}"
+        );
+    }
+    text
+}
+
+#[test]
+fn pool_served_games_pass_and_every_tampering_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut flags = FAST.to_vec();
+    flags.extend_from_slice(POOL);
+    let server = Server::start(dir.path(), &flags);
+    wait_for_pool(&server, 40);
+    // 17 bets: the 17th entry is in the second batch of 16, so the link to batch 1 is checked.
+    let mut games = vec![instant_bet(
+        &server,
+        "/api/v1/games/sicbo/bet",
+        json!({"bet_type": "total", "target": 10, "amount": 1, "player_seed": "s"}),
+    )];
+    for n in 0..16 {
+        games.push(instant_bet(
+            &server,
+            "/api/v1/games/dice/bet",
+            json!({"bet_type": "odd", "amount": 1.5, "player_seed": format!("p{n}")}),
+        ));
+    }
+    let (first, first_v) = games[0].clone();
+    let (id, v) = games.last().cloned().expect("a game");
+    assert_eq!(first_v["proof"]["pool_batch"], 1);
+    let batch = v["proof"]["pool_batch"].as_u64().expect("pool_batch");
+    assert!(batch >= 2, "{}", v["proof"]);
+    for game in [&first, &id] {
+        let text = assert_passes(&server.url, game, POOL_STEPS, &[]);
+        assert!(text.contains("verified: every step"), "{text}");
+        assert!(!text.contains("bet_leaf"), "{text}");
+    }
+    let out = vrs_verify(&server.url, &id, true);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert_eq!(report["verified"], true, "{report}");
+    assert_eq!(report["pool_served"], true, "{report}");
+
+    // One lie at a time, in the verification or in the published pool batches.
+    let verify_path = format!("/api/v1/verify/{id}");
+    let batch_path = format!("/api/v1/pool/batches/{batch}");
+    let prev_path = format!("/api/v1/pool/batches/{}", batch - 1);
+    let position = v["proof"]["leaf_index"].as_u64().expect("leaf_index");
+    let created = v["proof"]["bet_created_at_ms"].as_u64().expect("created");
+    type Tamper = Box<dyn Fn(&str, &mut Value) + Send + Sync>;
+    let on = |target: &str, f: fn(&mut Value)| -> Tamper {
+        let target = target.to_owned();
+        Box::new(move |path, v| {
+            if path == target {
+                f(v);
+            }
+        })
+    };
+    let cases: Vec<(&str, &str, Tamper)> = vec![
+        (
+            "secret",
+            "pool_entry_input",
+            on(&verify_path, |v| flip(v, "/proof/secret")),
+        ),
+        ("y", "vdf_proof", on(&verify_path, |v| flip(v, "/proof/y"))),
+        (
+            "batch root",
+            "pool_inclusion",
+            on(&verify_path, |v| flip(v, "/proof/batch_root")),
+        ),
+        (
+            "anchor y",
+            "pool_anchor",
+            on(&verify_path, |v| flip(v, "/proof/anchor_y")),
+        ),
+        (
+            "previous batch's published root",
+            "pool_batch_chain",
+            on(&prev_path, |v| flip(v, "/root")),
+        ),
+        (
+            "payout",
+            "payout",
+            on(&verify_path, crate::tamper::change_payout),
+        ),
+        (
+            "published leaf hash",
+            "pool_inclusion",
+            Box::new({
+                let batch_path = batch_path.clone();
+                move |path, v| {
+                    if path == batch_path {
+                        flip(v, &format!("/leaf_hashes/{position}"));
+                    }
+                }
+            }),
+        ),
+        (
+            "commit time after the bet",
+            "pool_committed",
+            Box::new({
+                let (verify_path, batch_path) = (verify_path.clone(), batch_path.clone());
+                move |path, v| {
+                    if path == verify_path {
+                        v["proof"]["batch_committed_at_ms"] = json!(created + 1);
+                    } else if path == batch_path {
+                        v["committed_at_ms"] = json!(created + 1);
+                    }
+                }
+            }),
+        ),
+        (
+            "another game's verification",
+            "pool_game_id",
+            Box::new({
+                let (verify_path, other) = (verify_path.clone(), first_v.clone());
+                move |path, v| {
+                    if path == verify_path {
+                        *v = other.clone();
+                    }
+                }
+            }),
+        ),
+    ];
+    for (what, step, tamper) in cases {
+        let url = tampering_proxy(&server.url, tamper);
+        assert_step_fails(&url, &id, what, step);
     }
 }

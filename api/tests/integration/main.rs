@@ -7,6 +7,7 @@ mod browser;
 mod cli_bench;
 mod cli_vdf;
 mod cli_verify;
+mod cli_verify_anchor;
 mod durability;
 mod evm;
 mod http_errors;
