@@ -139,9 +139,16 @@ impl Chain {
             .parse()
             .map_err(|e| anyhow!("--anchor-rpc-url is not a URL: {e}"))?;
         let url_forms = vec![url.as_str().to_owned(), raw];
+        // Idle connections are dropped before common servers close theirs (Node's HTTP server,
+        // behind ganache, hardhat and many RPC proxies, closes after 5 s): reusing one that
+        // the server is closing at that moment fails the call with "error sending request".
+        let http = reqwest::Client::builder()
+            .pool_idle_timeout(Duration::from_secs(3))
+            .build()
+            .map_err(|e| anyhow!("building the RPC HTTP client: {e}"))?;
         let provider = ProviderBuilder::new()
             .disable_recommended_fillers()
-            .connect_http(url)
+            .connect_reqwest(http, url)
             .erased();
         let from = key.address();
         Ok(Self {

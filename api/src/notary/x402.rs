@@ -577,6 +577,9 @@ impl X402 {
                 url: url.trim_end_matches('/').to_owned(),
                 client: reqwest::Client::builder()
                     .timeout(FACILITATOR_TIMEOUT)
+                    // Below the servers' keep-alive (5 s in uvicorn and Node), so that a
+                    // connection the server is closing is never reused.
+                    .pool_idle_timeout(Duration::from_secs(3))
                     .build()
                     .map_err(|e| anyhow::anyhow!("building the facilitator client: {e}"))?,
             },
