@@ -7,8 +7,8 @@
 //! of the auditor's choosing, once per batch.
 
 use super::progress;
+use super::verify::anchor::Rpc;
 use super::verify::anchor::{check_inclusion, check_transaction, epoch_leaf, Claim};
-use super::verify::anchor::{EpochFields, Rpc};
 use super::verify::{Http, Verdict};
 use anyhow::{bail, Context};
 use clap::Args;
@@ -338,11 +338,11 @@ fn check_anchors(
                 continue;
             }
         };
-        let leaf = epoch_leaf(&EpochFields {
+        let leaf = epoch_leaf(&vrs_engine::anchor::EpochRecord {
             epoch: e.number,
             iterations: e.iterations,
             bets_root: &e.bets_root,
-            previous_output: &e.previous_output,
+            prev_y: &e.previous_output,
             x: &e.x,
             y: &e.y,
             l: &e.l,

@@ -217,22 +217,7 @@ const POOL: &[&str] = &[
     "60",
 ];
 
-/// Waits until the pool holds at least `depth` committed entries.
-pub fn wait_for_pool(server: &Server, depth: u64) {
-    let deadline = std::time::Instant::now() + RESOLVE;
-    loop {
-        let (_, stats) = server.get("/api/v1/stats");
-        if stats["pool"]["depth"].as_u64().unwrap_or(0) >= depth {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the pool never reached {depth}: {}",
-            stats["pool"]
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+pub use crate::serve_pool::wait_for_depth as wait_for_pool;
 
 /// Places an instant bet; returns its game id and verification (already resolved: 200).
 pub fn instant_bet(server: &Server, path: &str, mut body: Value) -> (String, Value) {

@@ -29,7 +29,7 @@ fn pool_flags(extra: &[&'static str]) -> Vec<&'static str> {
     f
 }
 
-fn wait_for_depth(server: &Server, depth: u64) {
+pub fn wait_for_depth(server: &Server, depth: u64) {
     let deadline = Instant::now() + DEADLINE;
     loop {
         let (_, stats) = server.get("/api/v1/stats");

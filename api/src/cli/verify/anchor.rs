@@ -116,34 +116,12 @@ impl Claim {
     }
 }
 
-/// The fields of a resolved epoch its anchor leaf commits to, as published (hex decoded).
-#[derive(Debug)]
-pub(in crate::cli) struct EpochFields<'a> {
-    pub epoch: u64,
-    pub iterations: u64,
-    pub bets_root: &'a Hash,
-    pub previous_output: &'a [u8],
-    pub x: &'a [u8],
-    pub y: &'a [u8],
-    pub l: &'a [u8],
-    pub pi: &'a [u8],
-}
-
 /// Kind 1: `01 ‖ u64(e) ‖ epoch_record_e`.
-pub(in crate::cli) fn epoch_leaf(f: &EpochFields) -> AnchorLeaf {
+pub(in crate::cli) fn epoch_leaf(r: &EpochRecord) -> AnchorLeaf {
     AnchorLeaf {
         kind: LeafKind::Epoch,
-        number: f.epoch,
-        hash: epoch_record_hash(&EpochRecord {
-            epoch: f.epoch,
-            iterations: f.iterations,
-            bets_root: f.bets_root,
-            prev_y: f.previous_output,
-            x: f.x,
-            y: f.y,
-            l: f.l,
-            pi: f.pi,
-        }),
+        number: r.epoch,
+        hash: epoch_record_hash(r),
     }
 }
 
@@ -202,11 +180,11 @@ fn game_leaf(proof: &Value, pool_served: bool) -> Result<AnchorLeaf, String> {
             hash: p.hash("batch_root")?,
         });
     }
-    Ok(epoch_leaf(&EpochFields {
+    Ok(epoch_leaf(&EpochRecord {
         epoch: p.u64("vdfEpoch")?,
         iterations: p.u64("iterations")?,
         bets_root: &p.hash("bets_root")?,
-        previous_output: &p.bytes("previous_output")?,
+        prev_y: &p.bytes("previous_output")?,
         x: &p.bytes("x")?,
         y: &p.bytes("y")?,
         l: &p.bytes("l")?,
