@@ -19,6 +19,8 @@
 #
 # Each server calibrates its VDF for about a second at start-up and then keeps one core busy
 # with the VDF: intended, the benchmark measures the service as it really runs.
+# Every server runs with `--rate-limit 0`: all the load comes from one loopback address. The
+# helpers shared with http-load.sh and soak.sh live in benches/lib.sh.
 #
 # Environment:
 #   DURATION=10            measured seconds per scenario (also pgbench's -T, rounded)
@@ -41,151 +43,10 @@ WARMUP="${WARMUP:-2}"
 CONNECTIONS="${CONNECTIONS:-64}"
 SCENARIOS="${SCENARIOS:-sqlite pg1 pg3 sqlite-instant pg1-instant sqlite-notary pg1-notary}"
 SEAL_SAMPLES="${SEAL_SAMPLES:-20}"
-DB_URL="${BENCH_DATABASE_URL:-${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}}"
-READY_TIMEOUT="${READY_TIMEOUT:-120}"
-TARGET_DIR="${CARGO_TARGET_DIR:-target}"
-read -r -a SERVE_EXTRA <<<"${SERVE_FLAGS:-}"
-
-log() { printf '%s\n' "load.sh: $*" >&2; }
-die() {
-    log "error: $*"
-    exit 1
-}
-
-# --- state cleaned up on exit ------------------------------------------------------------------
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/vrs-load.XXXXXX")"
-RUN_ID="$$"
-PIDS=()
-SCHEMAS=()
-CHILD=""
-
-# Runs a command in the background and waits for it, so that a signal to this script is handled
-# at once (cleanup stops the command) instead of when the command ends.
-fg_run() {
-    local status=0
-    "$@" &
-    CHILD=$!
-    wait "$CHILD" || status=$?
-    CHILD=""
-    return "$status"
-}
-
-stop_servers() {
-    local pid i
-    for pid in ${PIDS[@]+"${PIDS[@]}"}; do
-        kill -TERM "$pid" 2>/dev/null || true
-    done
-    for pid in ${PIDS[@]+"${PIDS[@]}"}; do
-        for ((i = 0; i < 100; i++)); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        if kill -0 "$pid" 2>/dev/null; then
-            log "server $pid did not stop within 10 s of SIGTERM: killing it"
-            kill -KILL "$pid" 2>/dev/null || true
-        fi
-        wait "$pid" 2>/dev/null || true
-    done
-    PIDS=()
-}
-
-psql_run() {
-    psql "$DB_URL" -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"
-}
-
-drop_schema() {
-    psql_run "DROP SCHEMA IF EXISTS $1 CASCADE" >/dev/null 2>&1 ||
-        log "could not drop schema $1: drop it by hand"
-}
-
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    if [[ -n $CHILD ]]; then
-        kill -TERM "$CHILD" 2>/dev/null || true
-        wait "$CHILD" 2>/dev/null || true
-    fi
-    stop_servers
-    local s
-    for s in ${SCHEMAS[@]+"${SCHEMAS[@]}"}; do
-        drop_schema "$s"
-    done
-    if [[ $status -ne 0 && -d "$WORK" ]]; then
-        log "logs kept in $WORK"
-    else
-        rm -rf "$WORK"
-    fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck source=benches/lib.sh
+source benches/lib.sh
 
 # --- helpers -----------------------------------------------------------------------------------
-
-# A fresh schema, dropped on exit (or by end_schema). Sets SCHEMA.
-new_schema() {
-    SCHEMA="vrs_bench_${RUN_ID}_$1"
-    psql_run "CREATE SCHEMA $SCHEMA" >/dev/null || die "cannot create schema $SCHEMA in $DB_URL"
-    SCHEMAS+=("$SCHEMA")
-}
-
-end_schema() {
-    drop_schema "$1"
-    local keep=() s
-    for s in ${SCHEMAS[@]+"${SCHEMAS[@]}"}; do
-        [[ $s == "$1" ]] || keep+=("$s")
-    done
-    SCHEMAS=(${keep[@]+"${keep[@]}"})
-}
-
-# DB_URL with the search_path set to one schema (the service creates its tables there).
-url_with_schema() {
-    local sep='?'
-    [[ $DB_URL == *\?* ]] && sep='&'
-    printf '%s%soptions=-csearch_path%%3D%s' "$DB_URL" "$sep" "$1"
-}
-
-# Starts `vrs serve` on a free port with the given extra arguments and waits until /health says
-# ok. Sets SERVER_URL.
-start_server() {
-    local name=$1
-    shift
-    local log_file="$WORK/$name.log" pid deadline url=""
-    : >"$log_file" # exists before the server opens it: polled below
-    # DATABASE_URL from the caller's environment would turn the embedded scenario into a
-    # Postgres one: the store is chosen only by the flags below.
-    (cd "$WORK" && exec env -u DATABASE_URL "$VRS" serve --addr 127.0.0.1:0 "$@" \
-        ${SERVE_EXTRA[@]+"${SERVE_EXTRA[@]}"}) >"$log_file" 2>&1 &
-    pid=$!
-    PIDS+=("$pid")
-    deadline=$((SECONDS + READY_TIMEOUT))
-    while :; do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            tail -n 20 "$log_file" >&2 || true
-            die "server $name exited during start-up (log above)"
-        fi
-        if [[ -z $url ]]; then
-            url="$(sed -n 's|^vrs listening on \(http://[^ ]*\)$|\1|p' "$log_file" | head -n 1 || true)"
-        fi
-        if [[ -n $url ]] && curl -fsS --max-time 2 "$url/health" 2>/dev/null |
-            grep -q '"status":"ok"'; then
-            break
-        fi
-        if ((SECONDS >= deadline)); then
-            tail -n 20 "$log_file" >&2 || true
-            die "server $name not healthy after ${READY_TIMEOUT} s (log above)"
-        fi
-        sleep 0.2
-    done
-    log "$name ready at $url"
-    SERVER_URL="$url"
-}
-
-# A number from vrs-loadgen's one-line JSON report.
-json_num() {
-    sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p" "$2" | head -n 1
-}
 
 # Runs vrs-loadgen on the given URLs; the JSON report goes to $WORK/$name.json.
 load() {
@@ -214,40 +75,13 @@ load() {
     RESULTS+=("$name")
 }
 
-# Instant scenarios: fill the pool (all threads), then restart the same store without a
-# generator, so that serving is measured alone (`vrs bench pool` measures generation).
-INSTANT_FILL="${INSTANT_FILL:-160000}"
-POOL_T="${POOL_T:-64}"
-fill_pool() {
-    local name=$1
-    shift
-    start_server "$name-fill" "$@" --pool-iterations "$POOL_T" --pool-depth "$INSTANT_FILL" \
-        --pool-low-water "$INSTANT_FILL" --pool-batch 4096 --pool-threads "$(nproc)"
-    log "$name: filling the pool to $INSTANT_FILL entries (T_pool = $POOL_T)"
-    local depth=0
-    while ((depth < INSTANT_FILL)); do
-        sleep 2
-        depth="$(curl -fsS --max-time 5 "$SERVER_URL/api/v1/stats" |
-            sed -n 's/.*"pool":{[^}]*"depth":\([0-9]*\).*/\1/p')"
-        depth="${depth:-0}"
-    done
-    stop_servers
-    start_server "$name" "$@" --pool-threads 0
-}
 INSTANT_ARGS=(--accept-status 200
     --body '{"bet_type":"over7","amount":1.5,"player_seed":"load","instant":true}')
 
-# Runs pgbench with $1 clients and $2 threads; sets TPS (the figure without initial
-# connection time where pgbench prints both).
-NOTARY_BODY='{"schema":"sha256","payload_hash":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","metadata":{"load":1}}'
-# Makes an API key on the store given by the flags ("--data-dir D" or "--database-url U") and
-# points the load at the notary with it.
-notary_key() {
-    local key
-    key="$(env -u DATABASE_URL "$VRS" keys create --name load "$@" 2>/dev/null)" ||
-        die "vrs keys create failed"
-    NOTARY_KEY="$key"
-    LOAD_ARGS=(--path /v1/notarize --body "$NOTARY_BODY" --header "Authorization: Bearer $key")
+# Points the load at the notary with an API key made on the store given by the flags.
+notary_load() {
+    notary_key "$@"
+    LOAD_ARGS=(--path /v1/notarize --body "$NOTARY_BODY" --header "Authorization: Bearer $NOTARY_KEY")
 }
 # Times SEAL_SAMPLES receipts from their 202 to status "sealed" (polled every 10 ms); records
 # the mean and the largest in SEAL_<scenario>.
@@ -273,6 +107,8 @@ seal_latency() {
 }
 declare -A SEAL=()
 
+# Runs pgbench with $1 clients and $2 threads; sets TPS (the figure without initial
+# connection time where pgbench prints both).
 pgbench_tps() {
     local clients=$1 threads=$2 out="$WORK/pgbench-c$1.log" tps
     log "pgbench: single-row INSERT, $clients client(s), ${PGBENCH_SECS} s"
@@ -291,14 +127,8 @@ pgbench_tps() {
 }
 
 # --- build ---------------------------------------------------------------------------------------
-log "building (release) into $TARGET_DIR"
-cargo build --release -p vrs -p vrs-benches
-VRS="$TARGET_DIR/release/vrs"
-LOADGEN="$TARGET_DIR/release/vrs-loadgen"
-[[ $VRS == /* ]] || VRS="$PWD/$VRS"
-[[ $LOADGEN == /* ]] || LOADGEN="$PWD/$LOADGEN"
-[[ -x $VRS && -x $LOADGEN ]] || die "built binaries not found in $TARGET_DIR/release"
-command -v curl >/dev/null || die "curl is needed to poll /health"
+build_release vrs vrs-benches
+[[ -x $LOADGEN ]] || die "built binary not found: $LOADGEN"
 
 # --- pgbench yardstick ---------------------------------------------------------------------------
 needs_pg=0
@@ -391,7 +221,7 @@ for s in $SCENARIOS; do
     sqlite-notary)
         data_dir="$(mktemp -d "$WORK/sqlite-data.XXXXXX")"
         start_server sqlite-notary --data-dir "$data_dir"
-        notary_key --data-dir "$data_dir"
+        notary_load --data-dir "$data_dir"
         load sqlite-notary "$SERVER_URL"
         LOAD_ARGS=()
         seal_latency sqlite-notary
@@ -401,7 +231,7 @@ for s in $SCENARIOS; do
     pg1-notary)
         new_schema pg1n
         start_server pg1-notary --database-url "$(url_with_schema "$SCHEMA")"
-        notary_key --database-url "$(url_with_schema "$SCHEMA")"
+        notary_load --database-url "$(url_with_schema "$SCHEMA")"
         load pg1-notary "$SERVER_URL"
         LOAD_ARGS=()
         seal_latency pg1-notary

@@ -1,16 +1,19 @@
-//! `vrs-loadgen`: a closed-loop HTTP/1.1 load generator for durable bets.
+//! `vrs-loadgen`: an HTTP/1.1 load generator for durable bets, closed- or open-loop.
 //!
-//! Every connection sends one request, reads the whole response, and sends the next one at
-//! once (closed loop). Only status 202 counts as an accepted bet: the service answers 202 once
-//! the bet is stored. A minimal keep-alive client over `tokio::net::TcpStream` keeps the tool
-//! free of an HTTP client crate and its overhead.
+//! Closed loop (the default): every connection sends one request, reads the whole response,
+//! and sends the next one at once. Open loop (`--rate`): requests follow a fixed schedule, and
+//! a request that leaves late (its connection was still busy) is timed from its scheduled
+//! time, so that a slow server cannot hide its stalls by slowing the load down (no coordinated
+//! omission). Only the accepted status (202 by default: the service answers 202 once the bet
+//! is stored) counts as accepted. A minimal keep-alive client over `tokio::net::TcpStream`
+//! keeps the tool free of an HTTP client crate and its overhead.
 
 use anyhow::{bail, Context};
 use clap::Parser;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
@@ -21,16 +24,21 @@ const ERROR_BACKOFF: Duration = Duration::from_millis(20);
 /// Largest status line plus headers accepted from the server.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
 
-/// Closed-loop HTTP/1.1 load generator for vrs durable bets.
+/// HTTP/1.1 load generator for vrs durable bets, closed-loop or at a fixed rate.
 ///
 /// Opens --connections keep-alive connections, spread round-robin over the --url values, and
-/// on each one sends POST --path with --body back to back: the next request leaves as soon as
-/// the previous response has been read in full. Results of the first --warmup seconds are
-/// discarded; the next --duration seconds are measured, and requests still in flight at the
-/// end are abandoned. Only status 202 (the bet is stored) counts as accepted; other statuses
-/// and I/O errors are counted apart. Latency is measured per accepted request, from writing
-/// the request to reading the last byte of the response. Exits with status 1 if no request
-/// was accepted during the measured window.
+/// on each one sends POST --path with --body. Closed loop (default): back to back, the next
+/// request leaves as soon as the previous response has been read in full. Open loop (--rate):
+/// request i (of all connections together) is due i/R seconds after the start, on connection
+/// i mod --connections; a connection still busy when its next request is due sends it as
+/// soon as it is free, and that request's latency counts from when it was due. Results of the
+/// first --warmup seconds are discarded (open loop: of requests due in them); the next
+/// --duration seconds are measured. Closed loop: requests still in flight at the end are
+/// abandoned. Open loop: requests due before the end get --drain more seconds to be answered.
+/// Only status 202 (the bet is stored) counts as accepted; other statuses and I/O errors are
+/// counted apart. Latency is measured per accepted request, from writing the request (open
+/// loop: from when it was due) to reading the last byte of the response. Exits with status 1
+/// if no request was accepted during the measured window.
 #[derive(Debug, Parser)]
 #[command(name = "vrs-loadgen", version)]
 struct Args {
@@ -76,6 +84,32 @@ struct Args {
     /// for the notary.
     #[arg(long = "header", short = 'H', value_name = "HEADER", value_parser = parse_header)]
     headers: Vec<String>,
+    /// Open loop: send R requests per second in total, on a fixed schedule spread evenly over
+    /// the connections. Each connection carries one request at a time, so give enough of them:
+    /// a connection falls behind once R / connections × latency exceeds 1.
+    #[arg(long, value_name = "R", value_parser = positive_rate)]
+    rate: Option<f64>,
+    /// Open loop: seconds that requests due before the end may still take after it (to be
+    /// sent, if their connection was busy, and answered). They count with their full latency;
+    /// those still unanswered then are reported as unfinished. Closed loop ignores it: requests
+    /// in flight at the end are abandoned.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = non_negative_secs)]
+    drain: f64,
+    /// Also print one JSON line per interval of SECS seconds of the measured window on stdout
+    /// (t: seconds since the window opened, at the interval's end; accepted, other, errors,
+    /// p50_ms, p99_ms of the responses that arrived in it, the last line with those of the
+    /// drain; scheduled: requests due in it, open loop only), before the final report.
+    #[arg(long, value_name = "SECS", value_parser = positive_secs)]
+    report_every: Option<f64>,
+}
+
+fn positive_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
+        _ => Err(format!(
+            "expected a positive number of requests per second, got {s:?}"
+        )),
+    }
 }
 
 fn parse_header(s: &str) -> Result<String, String> {
@@ -382,42 +416,180 @@ async fn one_request(
     bail!("connection closed by the server before a response, twice")
 }
 
-async fn run_connection(
-    target: Arc<Target>,
+/// The open-loop schedule: request i of all connections together is due i / rate seconds
+/// after `start`, on connection i mod `connections`.
+#[derive(Debug, Clone, Copy)]
+struct Schedule {
+    start: Instant,
+    rate: f64,
+    connections: u64,
+}
+
+impl Schedule {
+    /// When the k-th request of connection `conn` is due.
+    fn due(&self, conn: u64, k: u64) -> Instant {
+        let i = k.saturating_mul(self.connections).saturating_add(conn);
+        self.start + Duration::from_secs_f64(i as f64 / self.rate)
+    }
+
+    /// Requests due from `from_s` (inclusive) to `to_s` (exclusive) seconds after the start:
+    /// the i with from_s ≤ i / rate < to_s.
+    fn count_between(&self, from_s: f64, to_s: f64) -> u64 {
+        let first = (from_s * self.rate).ceil() as u64;
+        let end = (to_s * self.rate).ceil() as u64;
+        end.saturating_sub(first)
+    }
+}
+
+/// What the measured window saw since the last interval line (--report-every), shared by the
+/// connections.
+#[derive(Debug, Default)]
+struct Interval {
+    latencies_ns: Vec<u64>,
+    other: u64,
+    errors: u64,
+}
+
+type Live = Arc<Mutex<Interval>>;
+
+fn record_live(live: Option<&Live>, f: impl FnOnce(&mut Interval)) {
+    if let Some(live) = live {
+        f(&mut live.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+}
+
+/// Where one connection stands: its number, the window, and the schedule in open loop.
+#[derive(Debug, Clone)]
+struct ConnPlan {
+    index: u64,
     accept: u16,
     measure_from: Instant,
+    /// No request is due (open loop) or sent (closed loop) from here on.
     end: Instant,
-) -> ConnStats {
+    /// Requests in flight are abandoned from here on: `end` in closed loop, later in open loop
+    /// (--drain).
+    give_up: Instant,
+    schedule: Option<Schedule>,
+    live: Option<Live>,
+}
+
+async fn run_connection(target: Arc<Target>, plan: ConnPlan) -> ConnStats {
+    let ConnPlan {
+        index,
+        accept,
+        measure_from,
+        end,
+        give_up,
+        schedule,
+        live,
+    } = plan;
     let mut stats = ConnStats::default();
     let mut slot: Option<Conn> = None;
-    while Instant::now() < end {
+    let mut k = 0u64;
+    loop {
+        // Open loop: the request is due at its scheduled time, and belongs to the measured
+        // window if it was due in it. Closed loop: it leaves now, and counts if it ends in it.
+        let due = match schedule {
+            Some(s) => {
+                let due = s.due(index, k);
+                k += 1;
+                if due >= end {
+                    break;
+                }
+                tokio::time::sleep_until(due).await;
+                Some(due)
+            }
+            None if Instant::now() < end => None,
+            None => break,
+        };
+        if Instant::now() >= give_up {
+            break; // due, but not sent before the drain ended: unfinished
+        }
         let Ok(result) =
-            tokio::time::timeout_at(end, one_request(&target, &mut slot, &mut stats)).await
+            tokio::time::timeout_at(give_up, one_request(&target, &mut slot, &mut stats)).await
         else {
             break; // in flight at the end: abandoned
         };
-        let measured = Instant::now() >= measure_from;
+        let measured = match due {
+            Some(due) => due >= measure_from,
+            None => Instant::now() >= measure_from,
+        };
         match result {
             Ok((status, latency)) if status == accept => {
                 if measured {
+                    let latency = due.map_or(latency, |due| due.elapsed());
                     let ns = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
                     stats.latencies_ns.push(ns);
+                    record_live(live.as_ref(), |i| i.latencies_ns.push(ns));
                 }
             }
             Ok((status, _)) => {
                 if measured {
                     *stats.non_202.entry(status).or_default() += 1;
+                    record_live(live.as_ref(), |i| i.other += 1);
                 }
             }
             Err(e) => {
                 if measured {
                     *stats.errors.entry(format!("{e:#}")).or_default() += 1;
+                    record_live(live.as_ref(), |i| i.errors += 1);
                 }
-                tokio::time::sleep_until(end.min(Instant::now() + ERROR_BACKOFF)).await;
+                tokio::time::sleep_until(give_up.min(Instant::now() + ERROR_BACKOFF)).await;
             }
         }
     }
     stats
+}
+
+/// Prints the interval lines of --report-every whose end falls before the end of the window,
+/// and returns the start of the last, unfinished interval: the caller prints that one once
+/// every connection has stopped.
+async fn report_intervals(
+    live: Live,
+    every: Duration,
+    measure_from: Instant,
+    end: Instant,
+    schedule: Option<Schedule>,
+    warmup_s: f64,
+) -> Instant {
+    let mut from = measure_from;
+    loop {
+        let to = from + every;
+        if to >= end {
+            return from;
+        }
+        tokio::time::sleep_until(to).await;
+        print_interval(&live, measure_from, from, to, schedule, warmup_s);
+        from = to;
+    }
+}
+
+fn print_interval(
+    live: &Live,
+    measure_from: Instant,
+    from: Instant,
+    to: Instant,
+    schedule: Option<Schedule>,
+    warmup_s: f64,
+) {
+    let mut interval = std::mem::take(&mut *live.lock().unwrap_or_else(PoisonError::into_inner));
+    interval.latencies_ns.sort_unstable();
+    let l = &interval.latencies_ns;
+    let t0 = (from - measure_from).as_secs_f64();
+    let t1 = (to - measure_from).as_secs_f64();
+    let mut line = json!({
+        "t": round3(t1),
+        "interval_s": round3(t1 - t0),
+        "accepted": l.len(),
+        "other": interval.other,
+        "errors": interval.errors,
+        "p50_ms": percentile(l, 50.0).map(|ns| round3(ms(ns))),
+        "p99_ms": percentile(l, 99.0).map(|ns| round3(ms(ns))),
+    });
+    if let Some(s) = schedule {
+        line["scheduled"] = json!(s.count_between(warmup_s + t0, warmup_s + t1));
+    }
+    println!("{line}");
 }
 
 /// Exact nearest-rank percentile of sorted values.
@@ -444,6 +616,8 @@ struct Report {
     non_202: BTreeMap<u16, u64>,
     errors: BTreeMap<String, u64>,
     connects: u64,
+    /// Open loop: the rate and the number of requests due in the measured window.
+    open_loop: Option<(f64, u64)>,
 }
 
 impl Report {
@@ -465,6 +639,13 @@ impl Report {
         self.errors.values().sum()
     }
 
+    /// Open loop: requests due in the window that got no answer by the end of the drain.
+    fn unfinished(&self) -> Option<u64> {
+        let answered = self.accepted + self.non_202.values().sum::<u64>() + self.error_count();
+        self.open_loop
+            .map(|(_, scheduled)| scheduled.saturating_sub(answered))
+    }
+
     fn to_json(&self) -> serde_json::Value {
         let latency = self.latency().map(|l| {
             l.iter()
@@ -473,6 +654,11 @@ impl Report {
         });
         json!({
             "urls": self.urls,
+            "mode": if self.open_loop.is_some() { "open" } else { "closed" },
+            "rate": self.open_loop.map(|(rate, _)| rate),
+            "scheduled": self.open_loop.map(|(_, scheduled)| scheduled),
+            "unfinished": self.unfinished(),
+            "latency_from": if self.open_loop.is_some() { "scheduled" } else { "sent" },
             "connections": self.connections,
             "duration_s": self.duration,
             "warmup_s": self.warmup,
@@ -500,7 +686,14 @@ impl Report {
         for u in &self.urls {
             println!("  POST {u}");
         }
+        if let Some((rate, _)) = self.open_loop {
+            println!("  open loop at {rate}/s: latency counts from when each request was due");
+        }
         println!();
+        if let (Some((_, scheduled)), Some(unfinished)) = (self.open_loop, self.unfinished()) {
+            println!("  {:<22}{:>12}", "scheduled", scheduled);
+            println!("  {:<22}{:>12}", "unanswered (drain)", unfinished);
+        }
         println!(
             "  {:<22}{:>12}   {:.1}/s",
             "accepted",
@@ -547,15 +740,41 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let measure_from = start + Duration::from_secs_f64(args.warmup);
     let end = measure_from + Duration::from_secs_f64(args.duration);
-    let tasks: Vec<_> = (0..args.connections as usize)
+    let give_up = match args.rate {
+        Some(_) => end + Duration::from_secs_f64(args.drain),
+        None => end,
+    };
+    let schedule = args.rate.map(|rate| Schedule {
+        start,
+        rate,
+        connections: u64::from(args.connections),
+    });
+    let live = args
+        .report_every
+        .map(|_| Arc::new(Mutex::new(Interval::default())));
+    let reporter = args.report_every.zip(live.clone()).map(|(every, live)| {
+        tokio::spawn(report_intervals(
+            live,
+            Duration::from_secs_f64(every),
+            measure_from,
+            end,
+            schedule,
+            args.warmup,
+        ))
+    });
+    let tasks: Vec<_> = (0..args.connections)
         .map(|i| {
-            let target = Arc::clone(&targets[i % targets.len()]);
-            tokio::spawn(run_connection(
-                target,
-                args.accept_status,
+            let target = Arc::clone(&targets[i as usize % targets.len()]);
+            let plan = ConnPlan {
+                index: u64::from(i),
+                accept: args.accept_status,
                 measure_from,
                 end,
-            ))
+                give_up,
+                schedule,
+                live: live.clone(),
+            };
+            tokio::spawn(run_connection(target, plan))
         })
         .collect();
 
@@ -569,6 +788,10 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         non_202: BTreeMap::new(),
         errors: BTreeMap::new(),
         connects: 0,
+        open_loop: schedule.map(|s| {
+            let scheduled = s.count_between(args.warmup, args.warmup + args.duration);
+            (s.rate, scheduled)
+        }),
     };
     for task in tasks {
         let stats = task.await.context("a connection task failed")?;
@@ -583,6 +806,10 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     report.latencies_ns.sort_unstable();
     report.accepted = report.latencies_ns.len() as u64;
+    if let (Some(reporter), Some(live)) = (reporter, &live) {
+        let from = reporter.await.context("the interval reporter failed")?;
+        print_interval(live, measure_from, from, end, schedule, args.warmup);
+    }
 
     if args.json {
         println!("{}", report.to_json());
@@ -622,6 +849,35 @@ mod tests {
         assert_eq!(percentile(&v, 100.0), Some(100));
         assert_eq!(percentile(&[7], 50.0), Some(7));
         assert_eq!(percentile(&[], 50.0), None);
+    }
+
+    /// The analytic count of due requests agrees with enumerating every connection's
+    /// schedule, and the schedule interleaves the connections evenly.
+    #[test]
+    fn schedule_counts_what_it_sends() {
+        let s = Schedule {
+            start: Instant::now(),
+            rate: 1000.0 / 3.0,
+            connections: 7,
+        };
+        let gap_ns = |a: Instant, b: Instant| (a - b).as_nanos();
+        assert!(gap_ns(s.due(0, 1), s.due(0, 0)).abs_diff(21_000_000) <= 1);
+        assert!(gap_ns(s.due(3, 0), s.due(2, 0)).abs_diff(3_000_000) <= 1);
+        assert!(gap_ns(s.due(0, 1), s.due(6, 0)).abs_diff(3_000_000) <= 1);
+        for (from_s, to_s) in [(0.0, 1.0), (0.25, 1.75), (2.0, 2.003), (1.0, 1.0)] {
+            let (from, to) = (
+                s.start + Duration::from_secs_f64(from_s),
+                s.start + Duration::from_secs_f64(to_s),
+            );
+            let mut n = 0;
+            for conn in 0..s.connections {
+                n += (0..1000)
+                    .map(|k| s.due(conn, k))
+                    .filter(|t| *t >= from && *t < to)
+                    .count() as u64;
+            }
+            assert_eq!(s.count_between(from_s, to_s), n, "{from_s}..{to_s}");
+        }
     }
 
     #[test]
@@ -684,5 +940,81 @@ mod tests {
         assert_eq!(statuses, [202, 503, 202, 503]);
         assert_eq!(stats.connects, 2);
         server.await.unwrap();
+    }
+
+    /// Open loop against a server that answers 202 at once: every request due in the window
+    /// is answered (the drain gives the last ones time), and the interval reporter hands back
+    /// where the last interval starts.
+    #[tokio::test]
+    async fn open_loop_accounts_for_every_due_request() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            loop {
+                let (s, _) = listener.accept().await.unwrap();
+                tokio::spawn(async move {
+                    let mut s = BufReader::new(s);
+                    loop {
+                        let mut line = Vec::new();
+                        if s.read_until(b'\n', &mut line).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let head = read_headers(&mut s).await.unwrap();
+                        discard(&mut s, head.content_length.unwrap()).await.unwrap();
+                        s.get_mut()
+                            .write_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
+                            .await
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        let target = Arc::new(Target::new(&format!("http://{addr}"), "/x", "{}", &[]).unwrap());
+        let start = Instant::now();
+        let schedule = Schedule {
+            start,
+            rate: 400.0,
+            connections: 4,
+        };
+        let measure_from = start + Duration::from_millis(100);
+        let end = measure_from + Duration::from_millis(300);
+        let live: Live = Arc::default();
+        let reporter = tokio::spawn(report_intervals(
+            Arc::clone(&live),
+            Duration::from_millis(200),
+            measure_from,
+            end,
+            Some(schedule),
+            0.1,
+        ));
+        let tasks: Vec<_> = (0..4)
+            .map(|index| {
+                let plan = ConnPlan {
+                    index,
+                    accept: 202,
+                    measure_from,
+                    end,
+                    give_up: end + Duration::from_secs(5),
+                    schedule: Some(schedule),
+                    live: Some(Arc::clone(&live)),
+                };
+                tokio::spawn(run_connection(Arc::clone(&target), plan))
+            })
+            .collect();
+        let mut answered = 0;
+        for t in tasks {
+            let stats = t.await.unwrap();
+            assert!(stats.errors.is_empty(), "{:?}", stats.errors);
+            assert!(stats.non_202.is_empty());
+            assert!(stats.connects <= 1);
+            answered += stats.latencies_ns.len() as u64;
+        }
+        let scheduled = schedule.count_between(0.1, 0.4);
+        assert_eq!(scheduled, 120);
+        assert_eq!(answered, scheduled);
+        assert_eq!(
+            reporter.await.unwrap(),
+            measure_from + Duration::from_millis(200)
+        );
     }
 }

@@ -4,6 +4,7 @@
 use crate::games::{Amount, Limits};
 use clap::Args;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Options of `vrs serve`.
 #[derive(Debug, Clone, Args)]
@@ -163,6 +164,41 @@ pub struct ServeConfig {
     #[arg(long, env = "VRS_X402_RECOVER_AFTER", default_value_t = 300,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub x402_recover_after: u64,
+    /// Write requests (bets, RNG requests, notarizations) per second allowed to one client: an
+    /// IP address, IPv6 by /64. Above it the answer is 429 with Retry-After and nothing is
+    /// written. 0 turns the limit off (a trusted operator backend, a load test).
+    #[arg(long, env = "VRS_RATE_LIMIT", default_value_t = 100.0, value_parser = parse_rate)]
+    pub rate_limit: f64,
+    /// Write requests one client may send back to back before the rate applies.
+    #[arg(long, env = "VRS_RATE_LIMIT_BURST", default_value_t = 200,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit_burst: u32,
+    /// Behind a reverse proxy: the header it puts the client's address in (e.g.
+    /// X-Forwarded-For, whose last entry is taken: the address the proxy saw). Without it the
+    /// rate limit counts by peer address. Set it only when every request comes through the
+    /// proxy, or clients can pick their own address.
+    #[arg(long, env = "VRS_CLIENT_IP_HEADER", value_parser = parse_header_name)]
+    pub client_ip_header: Option<axum::http::HeaderName>,
+    /// Seconds a client gets to send a request's headers; also how long an idle keep-alive
+    /// connection stays open.
+    #[arg(long, env = "VRS_HEADER_TIMEOUT", default_value = "10", value_parser = parse_seconds)]
+    pub header_timeout: Duration,
+    /// Seconds a client gets to send a request's body (408 after it).
+    #[arg(long, env = "VRS_BODY_TIMEOUT", default_value = "10", value_parser = parse_seconds)]
+    pub body_timeout: Duration,
+    /// Seconds requests in flight get to finish after SIGTERM or Ctrl-C before their
+    /// connections are closed (a second signal stops at once).
+    #[arg(long, env = "VRS_SHUTDOWN_GRACE", default_value = "10", value_parser = parse_seconds)]
+    pub shutdown_grace: Duration,
+    /// Address of a second listener serving Prometheus metrics at /metrics (e.g.
+    /// 127.0.0.1:9100). Off without it: metrics are never on the public listener.
+    #[arg(long, env = "VRS_METRICS_ADDR")]
+    pub metrics_addr: Option<String>,
+    /// Log lines on stderr: text (for people) or json (one JSON object per line, for log
+    /// collectors). RUST_LOG sets the level (default info).
+    #[arg(long, env = "VRS_LOG_FORMAT", default_value = "text",
+          value_parser = ["text", "json"])]
+    pub log_format: String,
 }
 
 /// `--batch-backend`: a kind, or `None` for auto.
@@ -175,6 +211,27 @@ fn parse_batch_backend(s: &str) -> Result<BatchChoice, String> {
             .map(Some)
             .map_err(|_| format!("{other:?}: use auto, cpu, simd or gpu")),
     }
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r >= 0.0 => Ok(r),
+        _ => Err(format!("{s:?}: a number of requests per second, 0 or more")),
+    }
+}
+
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(Duration::from_secs_f64(v)),
+        _ => Err(format!(
+            "{s:?}: a number of seconds above 0 (at most 86400)"
+        )),
+    }
+}
+
+fn parse_header_name(s: &str) -> Result<axum::http::HeaderName, String> {
+    axum::http::HeaderName::from_bytes(s.trim().as_bytes())
+        .map_err(|_| format!("{s:?} is not an HTTP header name"))
 }
 
 fn parse_amount(s: &str) -> Result<Amount, String> {
@@ -221,8 +278,8 @@ impl ServeConfig {
             chain_name: self.anchor_chain_name.clone(),
             chain_id: self.anchor_chain_id,
             confirmations: self.anchor_confirmations,
-            replace_after: std::time::Duration::from_secs(self.anchor_replace_after),
-            poll: std::time::Duration::from_millis((self.epoch_ms / 5).clamp(200, 2000)),
+            replace_after: Duration::from_secs(self.anchor_replace_after),
+            poll: Duration::from_millis((self.epoch_ms / 5).clamp(200, 2000)),
             to,
             max_fee: match self.anchor_max_fee_gwei {
                 g if !g.is_finite() || g < 0.0 => {
@@ -301,6 +358,24 @@ impl ServeConfig {
                 .filter(|u| !u.is_empty())
                 .map(str::to_owned),
         }))
+    }
+
+    /// The guards of the public listeners: rate limit and body timeout.
+    pub fn edge(&self) -> crate::http::EdgeConfig {
+        use crate::http::rate_limit::{RateLimitConfig, RateLimiter};
+        let rate_limit = (self.rate_limit > 0.0).then(|| {
+            std::sync::Arc::new(RateLimiter::new(
+                RateLimitConfig {
+                    per_second: self.rate_limit,
+                    burst: self.rate_limit_burst,
+                },
+                self.client_ip_header.clone(),
+            ))
+        });
+        crate::http::EdgeConfig {
+            rate_limit,
+            body_timeout: self.body_timeout,
+        }
     }
 
     pub fn limits(&self) -> Limits {

@@ -6,8 +6,12 @@ pub mod cli;
 pub mod commit;
 pub mod config;
 pub mod epoch;
+/// Fuzz entry points (the fuzz/ crate and tests/integration/fuzz.rs): not an interface.
+#[doc(hidden)]
+pub mod fuzz;
 pub mod games;
 pub mod http;
+pub mod metrics;
 pub mod notary;
 pub mod outcome;
 pub mod pool;

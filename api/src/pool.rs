@@ -192,6 +192,7 @@ impl Generator {
         self.status
             .generated_since_start
             .fetch_add(size, Ordering::Relaxed);
+        crate::metrics::global().pool_generated.add(size);
         self.status
             .batches_since_start
             .fetch_add(1, Ordering::Relaxed);

@@ -20,6 +20,8 @@ pub mod batch;
 pub mod calibrate;
 pub mod epoch;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod group;
 pub mod hash;
 pub mod merkle;

@@ -120,6 +120,7 @@ impl AnchorStatus {
     }
 
     fn fail(&self, state: &'static str, error: String) {
+        crate::metrics::global().anchor_failures.inc();
         self.update(|s| {
             s.state = state;
             s.last_error = Some(error);
@@ -435,6 +436,7 @@ impl Anchorer {
                 self.store
                     .confirm_anchor_batch(batch.number, t.hash, inc.block, now_ms())
                     .await?;
+                crate::metrics::global().anchors_confirmed.inc();
                 tracing::info!(
                     batch = batch.number,
                     tx = tx_hex(&t.hash),

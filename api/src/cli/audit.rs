@@ -9,7 +9,7 @@
 use super::progress;
 use super::verify::anchor::Rpc;
 use super::verify::anchor::{check_inclusion, check_transaction, epoch_leaf, Claim};
-use super::verify::{Http, Verdict};
+use super::verify::{Fetch, Http, Verdict};
 use anyhow::{bail, Context};
 use clap::Args;
 use num_bigint::BigUint;
@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
-use vrs_engine::batch::{self, VerifyItem};
+use vrs_engine::batch::{self, BatchBackend, VerifyItem};
 use vrs_engine::epoch::{epoch_seed, genesis_output};
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle::{self, Hash};
@@ -47,14 +47,14 @@ pub struct AuditArgs {
 
 /// A failed check of one epoch.
 #[derive(Debug, Serialize)]
-struct Failure {
+pub(crate) struct Failure {
     epoch: u64,
     check: &'static str,
     detail: String,
 }
 
 #[derive(Debug, Serialize)]
-struct Summary {
+pub(crate) struct Summary {
     server: String,
     from: u64,
     to: u64,
@@ -66,9 +66,19 @@ struct Summary {
     failures: Vec<Failure>,
 }
 
+impl Summary {
+    /// Each failed check as `epoch N check: detail`.
+    pub(crate) fn failure_lines(&self) -> Vec<String> {
+        self.failures
+            .iter()
+            .map(|f| format!("epoch {} {}: {}", f.epoch, f.check, f.detail))
+            .collect()
+    }
+}
+
 /// The anchors of the range.
 #[derive(Debug, Default, Serialize)]
-struct AnchorSummary {
+pub(crate) struct AnchorSummary {
     /// Anchor batches holding epochs of the range.
     batches: u64,
     /// Epochs in a confirmed anchor batch (one with a transaction) whose leaf folds up to the
@@ -100,24 +110,90 @@ struct Epoch {
 }
 
 pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
-    if args.from == 0 || args.to < args.from {
+    let server = args.server.trim_end_matches('/').to_owned();
+    let http = Http::new()?;
+    let fastest = |m: &Modulus| -> anyhow::Result<Box<dyn BatchBackend>> {
+        let (backend, notes) = batch::fastest(m, 0);
+        for n in notes {
+            eprintln!("{n}");
+        }
+        Ok(backend)
+    };
+    let (summary, backend) = audit(
+        &http,
+        &server,
+        args.from,
+        args.to,
+        args.rpc.as_deref(),
+        &fastest,
+    )?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!(
+            "epochs {}..={} on {}: {} epochs, {} bets, proofs verified on {} ({})",
+            summary.from,
+            summary.to,
+            summary.server,
+            summary.epochs,
+            summary.bets,
+            backend,
+            summary.backend
+        );
+        println!("{}", anchors_line(&summary.anchors));
+        for f in &summary.failures {
+            println!("FAIL epoch {} {}: {}", f.epoch, f.check, f.detail);
+        }
+        if summary.verified {
+            println!("verified: chain, inputs, bets roots, proofs and anchors of every epoch");
+        } else {
+            println!("NOT verified: {} failed checks", summary.failures.len());
+        }
+    }
+    Ok(if summary.verified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Fetches epoch `n` and decodes it; the server answering with another epoch is an error.
+fn fetch_epoch(fetch: &dyn Fetch, server: &str, n: u64) -> anyhow::Result<Epoch> {
+    let e = decode(&fetch.get(&format!("{server}/api/v1/epochs/{n}"))?)
+        .with_context(|| format!("epoch {n}"))?;
+    if e.number != n {
+        bail!(
+            "asked for epoch {n}, the server answered with epoch {}",
+            e.number
+        );
+    }
+    Ok(e)
+}
+
+/// Every check of `vrs audit` over epochs `from..=to` with what `fetch` answers, the proofs on
+/// the batch backend `open` gives for the range's modulus. Returns the summary and that
+/// backend's name. `Err`: a usage error, or the server, the node or the backend failing.
+pub(crate) fn audit(
+    fetch: &dyn Fetch,
+    server: &str,
+    from: u64,
+    to: u64,
+    rpc: Option<&str>,
+    open: &dyn Fn(&Modulus) -> anyhow::Result<Box<dyn BatchBackend>>,
+) -> anyhow::Result<(Summary, &'static str)> {
+    if from == 0 || to < from {
         bail!("--from must be at least 1 and --to at least --from");
     }
-    let server = args.server.trim_end_matches('/').to_owned();
-    let count = args.to - args.from + 1;
-    let http = Http::new()?;
+    let count = to - from + 1;
     let bar = progress::bar(count, "fetching epochs");
     let mut epochs = Vec::new();
     // The epoch before the range, for the first chain link (none before epoch 1).
-    let before = match args.from {
+    let before = match from {
         1 => None,
-        n => Some(decode(
-            &http.get(&format!("{server}/api/v1/epochs/{}", n - 1))?,
-        )?),
+        n => Some(fetch_epoch(fetch, server, n - 1)?),
     };
-    for n in args.from..=args.to {
-        let body = http.get(&format!("{server}/api/v1/epochs/{n}"))?;
-        epochs.push(decode(&body).with_context(|| format!("epoch {n}"))?);
+    for n in from..=to {
+        epochs.push(fetch_epoch(fetch, server, n)?);
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -150,6 +226,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
             _ => prev_y.clone(),
         };
         if expected_prev.as_deref() != Some(e.previous_output.as_slice()) {
+            // e.number ≥ 1: fetch_epoch holds it to the number asked for.
             fail(
                 e.number,
                 "epoch_chain",
@@ -192,10 +269,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
         }
     }
 
-    let (backend, notes) = batch::fastest(&modulus, 0);
-    for n in notes {
-        eprintln!("{n}");
-    }
+    let backend = open(&modulus)?;
     let bar = progress::bar(items.len() as u64, "verifying proofs");
     let mut answers = Vec::with_capacity(items.len());
     for chunk in items.chunks(256) {
@@ -209,49 +283,25 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
         }
     }
 
-    let rpc = args.rpc.as_deref().map(|url| Rpc::new(&http, url));
+    let rpc = rpc.map(|url| Rpc::new(fetch, url));
     let anchors = check_anchors(&epochs, rpc.as_ref(), &mut fail)?;
 
     failures.sort_by_key(|f| f.epoch);
     let summary = Summary {
-        server,
-        from: args.from,
-        to: args.to,
+        server: server.to_owned(),
+        from,
+        to,
         epochs: count,
-        bets: epochs.iter().map(|e| e.bet_count).sum(),
+        // Saturating: the counts are the server's and may be anything.
+        bets: epochs
+            .iter()
+            .fold(0u64, |n, e| n.saturating_add(e.bet_count)),
         backend: backend.describe(),
         anchors,
         verified: failures.is_empty(),
         failures,
     };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
-    } else {
-        println!(
-            "epochs {}..={} on {}: {} epochs, {} bets, proofs verified on {} ({})",
-            summary.from,
-            summary.to,
-            summary.server,
-            summary.epochs,
-            summary.bets,
-            backend.name(),
-            summary.backend
-        );
-        println!("{}", anchors_line(&summary.anchors));
-        for f in &summary.failures {
-            println!("FAIL epoch {} {}: {}", f.epoch, f.check, f.detail);
-        }
-        if summary.verified {
-            println!("verified: chain, inputs, bets roots, proofs and anchors of every epoch");
-        } else {
-            println!("NOT verified: {} failed checks", summary.failures.len());
-        }
-    }
-    Ok(if summary.verified {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok((summary, backend.name()))
 }
 
 fn proof_item(m: &Modulus, e: &Epoch) -> Result<VerifyItem, String> {

@@ -1,14 +1,14 @@
 //! Command-line interface: `vrs serve`, `vrs verify`, `vrs audit`, `vrs vdf …`, `vrs bench …`
 //! and `vrs keys …`.
 
-mod audit;
+pub(crate) mod audit;
 mod bench;
 mod bench_batch;
 mod keys;
 mod plot;
 mod progress;
 mod serve;
-mod vdf;
+pub(crate) mod vdf;
 pub mod verify;
 
 use clap::{Parser, Subcommand};

@@ -4,7 +4,8 @@ use crate::anchor::client::Chain;
 use crate::anchor::{load_key, AnchorStatus, AnchorView, Anchorer};
 use crate::config::ServeConfig;
 use crate::epoch::{now_ms, EngineStatus, EpochConfig, EpochLoop};
-use crate::http::{app, notary_app, AppState};
+use crate::http::listener::{self, ConnOptions, Drained};
+use crate::http::{app_with, notary_app, AppState};
 use crate::notary::sealer::Sealer;
 use crate::notary::x402::X402;
 use crate::notary::Notary;
@@ -13,7 +14,6 @@ use crate::store::postgres::PgStore;
 use crate::store::sqlite::SqliteStore;
 use crate::store::Store;
 use anyhow::{bail, Context};
-use std::future::IntoFuture;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -40,7 +40,7 @@ pub fn run(config: ServeConfig) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn init_logging() {
+fn init_logging(format: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     // alloy's HTTP transport puts the RPC URL (often with an API key in it) into its debug
@@ -49,14 +49,24 @@ fn init_logging() {
         Ok(d) => filter.add_directive(d),
         Err(_) => filter,
     };
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_writer(std::io::stderr);
+    let _ = if format == "json" {
+        // One object per line: timestamp, level, target, message and the event's fields at the
+        // top level, where collectors index them.
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .try_init()
+    } else {
+        builder.try_init()
+    };
 }
 
 async fn serve(config: ServeConfig) -> anyhow::Result<()> {
-    init_logging();
+    init_logging(&config.log_format);
     if config.min_bet > config.max_bet {
         bail!(
             "--min-bet {} is above --max-bet {}",
@@ -201,6 +211,20 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         }
         _ => None,
     };
+    let metrics_listener = match config.metrics_addr.as_deref().map(str::trim) {
+        Some(addr) if !addr.is_empty() => {
+            let l = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on --metrics-addr {addr}"))?;
+            println!(
+                "vrs metrics listening on http://{}/metrics",
+                l.local_addr()?
+            );
+            std::io::stdout().flush()?;
+            Some(l)
+        }
+        _ => None,
+    };
 
     let state = Arc::new(AppState {
         store,
@@ -216,28 +240,45 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         anchor: AnchorView::new(&anchor_config, anchor_status),
         notary,
         notary_separate: notary_listener.is_some(),
+        entropy: Default::default(),
     });
     let (quit_tx, quit_rx) = watch::channel(false);
+    tokio::spawn(stop_on_signals(quit_tx));
+    let options = ConnOptions {
+        header_timeout: config.header_timeout,
+        shutdown_grace: config.shutdown_grace,
+    };
+    let edge = config.edge();
+    let quit = |mut rx: watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|q| *q).await;
+    };
     let notary_server = notary_listener.map(|l| {
-        let mut quit = quit_rx.clone();
-        tokio::spawn(
-            axum::serve(l, notary_app(Arc::clone(&state)))
-                .with_graceful_shutdown(async move {
-                    let _ = quit.wait_for(|q| *q).await;
-                })
-                .into_future(),
-        )
+        let app = notary_app(Arc::clone(&state), &edge);
+        tokio::spawn(listener::serve(l, app, options, quit(quit_rx.clone())))
     });
-    let main_server = axum::serve(listener, app(state)).with_graceful_shutdown(async move {
-        shutdown_signal().await;
-        let _ = quit_tx.send(true);
-    });
-    main_server.await.context("HTTP server")?;
-    if let Some(task) = notary_server {
-        match task.await {
-            Ok(r) => r.context("notary HTTP server")?,
-            Err(e) => tracing::warn!(error = %e, "the notary listener stopped abnormally"),
+    let metrics_server = match metrics_listener {
+        Some(l) => {
+            let app = crate::metrics::app(Arc::clone(&state));
+            Some(tokio::spawn(listener::serve(
+                l,
+                app,
+                options,
+                quit(quit_rx.clone()),
+            )))
         }
+        None => None,
+    };
+    let mut drained =
+        listener::serve(listener, app_with(state, &edge), options, quit(quit_rx)).await;
+    for task in [notary_server, metrics_server].into_iter().flatten() {
+        match task.await {
+            Ok(Drained::TimedOut) => drained = Drained::TimedOut,
+            Ok(Drained::All) => {}
+            Err(e) => tracing::warn!(error = %e, "a listener stopped abnormally"),
+        }
+    }
+    if drained == Drained::All {
+        tracing::info!("every request in flight was answered");
     }
 
     tracing::info!("stopping: the epoch in progress resumes from its stored input on restart");
@@ -270,10 +311,27 @@ async fn open_store(config: &ServeConfig) -> anyhow::Result<Arc<dyn Store>> {
     }
 }
 
-/// Resolves on SIGINT or SIGTERM.
-async fn shutdown_signal() {
+/// The first SIGINT or SIGTERM starts a graceful stop; a second one stops at once (exit 130),
+/// for an operator who will not wait for the grace period.
+async fn stop_on_signals(quit: watch::Sender<bool>) {
+    let name = next_signal().await;
+    tracing::info!(
+        signal = name,
+        "stopping: no new connections; requests in flight are finishing"
+    );
+    let _ = quit.send(true);
+    let name = next_signal().await;
+    tracing::warn!(signal = name, "second signal: stopping at once");
+    std::process::exit(130);
+}
+
+/// Resolves on the next SIGINT or SIGTERM, with its name.
+async fn next_signal() -> &'static str {
     let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => {}
+            Err(_) => std::future::pending::<()>().await,
+        }
     };
     #[cfg(unix)]
     let term = async {
@@ -287,7 +345,7 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     let term = std::future::pending::<()>();
     tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+        () = ctrl_c => "SIGINT",
+        () = term => "SIGTERM",
     }
 }

@@ -186,7 +186,7 @@ fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Every check of a document (and its replay segments when asked); the first failure's reason.
-fn check(doc: &ProofDoc, replay: bool) -> Result<(), String> {
+pub(crate) fn check(doc: &ProofDoc, replay: bool) -> Result<(), String> {
     let modulus = Modulus::by_name(&doc.modulus).map_err(|e| e.to_string())?;
     let field = |what: &'static str, hex: &str| decode_hex(what, hex).map_err(|e| e.to_string());
     let x = field("x", &doc.x)?;

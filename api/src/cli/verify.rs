@@ -104,40 +104,29 @@ struct Report<'a> {
 
 pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let server = args.server.trim_end_matches('/');
-    let url = format!("{server}/api/v1/verify/{}", args.game_id);
     let http = Http::new()?;
-    let body = http.get(&url)?;
-    let proof = proof_of(&body)?;
-    let pool_served = proof.get("pool_served").and_then(Value::as_bool) == Some(true);
-    let mut steps = if pool_served {
-        pool::steps(&http, server, &args.game_id, &body)?
-    } else {
-        let mut steps = recompute(&body, &args.game_id)?;
-        // After the inclusion step: the chain link, which needs the previous epoch from the
-        // server.
-        let at = steps.len().min(2);
-        steps.insert(at, epoch_chain(&http, server, &body));
-        steps
-    };
-    steps.extend(anchor::inclusion_step(proof, pool_served));
-    if let Some(rpc_url) = &args.rpc {
-        let rpc = anchor::Rpc::new(&http, rpc_url);
-        steps.push(anchor::onchain_step(&rpc, proof, args.require_anchor)?);
-    }
+    let checked = check(
+        &http,
+        server,
+        &args.game_id,
+        args.rpc.as_deref(),
+        args.require_anchor,
+    )?;
+    let steps = &checked.steps;
     let verified = !steps.iter().any(Step::failed);
     if args.json {
         let report = Report {
             game_id: &args.game_id,
             server,
-            pool_served,
+            pool_served: checked.pool_served,
             verified,
-            steps: &steps,
+            steps,
         };
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_checklist(&args.game_id, server, &steps);
+        print_checklist(&args.game_id, server, steps);
         if args.rpc.is_none() {
-            if let Some(note) = anchor::unchecked_note(proof) {
+            if let Some(note) = &checked.note {
                 println!("{note}");
             }
         }
@@ -146,6 +135,50 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    })
+}
+
+/// What `vrs verify` concluded about one game, before printing.
+#[derive(Debug)]
+pub(crate) struct Checked {
+    pub pool_served: bool,
+    pub steps: Vec<Step>,
+    /// The line naming an anchor transaction that was not read back (printed without --rpc).
+    pub note: Option<String>,
+}
+
+/// Every step of `vrs verify` for `game_id` on `server`, with what `fetch` answers. `Err`:
+/// the server or the node cannot be asked, or the answer is not a verification at all.
+pub(crate) fn check(
+    fetch: &dyn Fetch,
+    server: &str,
+    game_id: &str,
+    rpc: Option<&str>,
+    require_anchor: bool,
+) -> anyhow::Result<Checked> {
+    let url = format!("{server}/api/v1/verify/{game_id}");
+    let body = fetch.get(&url)?;
+    let proof = proof_of(&body)?;
+    let pool_served = proof.get("pool_served").and_then(Value::as_bool) == Some(true);
+    let mut steps = if pool_served {
+        pool::steps(fetch, server, game_id, &body)?
+    } else {
+        let mut steps = recompute(&body, game_id)?;
+        // After the inclusion step: the chain link, which needs the previous epoch from the
+        // server.
+        let at = steps.len().min(2);
+        steps.insert(at, epoch_chain(fetch, server, &body));
+        steps
+    };
+    steps.extend(anchor::inclusion_step(proof, pool_served));
+    if let Some(rpc_url) = rpc {
+        let rpc = anchor::Rpc::new(fetch, rpc_url);
+        steps.push(anchor::onchain_step(&rpc, proof, require_anchor)?);
+    }
+    Ok(Checked {
+        pool_served,
+        steps,
+        note: anchor::unchecked_note(proof),
     })
 }
 
@@ -178,6 +211,26 @@ fn print_checklist(game_id: &str, server: &str, steps: &[Step]) {
     }
 }
 
+/// What the checking commands read: JSON from a vrs server's public API (GET) and JSON-RPC
+/// answers from a node (POST). [`Http`] goes over the network; the fuzz harness
+/// (`crate::fuzz`) answers from canned bytes, so everything after the fetch is the same code.
+pub(crate) trait Fetch: std::fmt::Debug {
+    /// GETs `url` as JSON; `None` on a 404 (the server does not have it: for a record the
+    /// server's own data names, a failed check rather than an error).
+    fn get_opt(&self, url: &str) -> anyhow::Result<Option<Value>>;
+
+    /// POSTs `body` as JSON to `url` (a JSON-RPC call) and reads the JSON answer.
+    fn post(&self, url: &str, body: &Value) -> anyhow::Result<Value>;
+
+    /// GETs `url` as JSON; a 404 says what was not found, anything else not 200 is an error.
+    fn get(&self, url: &str) -> anyhow::Result<Value> {
+        match self.get_opt(url)? {
+            Some(v) => Ok(v),
+            None => bail!("{url}: not found on this server (404; no such game or epoch)"),
+        }
+    }
+}
+
 /// A blocking JSON client over reqwest (HTTP and HTTPS), for the checking commands.
 #[derive(Debug)]
 pub(super) struct Http {
@@ -199,38 +252,6 @@ impl Http {
         })
     }
 
-    /// GETs `url` as JSON; a 404 says what was not found, anything else not 200 is an error.
-    pub fn get(&self, url: &str) -> anyhow::Result<Value> {
-        match self.get_opt(url)? {
-            Some(v) => Ok(v),
-            None => bail!("{url}: not found on this server (404; no such game or epoch)"),
-        }
-    }
-
-    /// GETs `url` as JSON; `None` on a 404 (the server does not have it: for a record the
-    /// server's own data names, a failed check rather than an error).
-    pub fn get_opt(&self, url: &str) -> anyhow::Result<Option<Value>> {
-        let (status, text) = self.send(url, self.client.get(url))?;
-        if status == reqwest::StatusCode::NOT_FOUND {
-            return Ok(None);
-        }
-        if !status.is_success() {
-            bail!("{url}: HTTP {status}: {text}");
-        }
-        serde_json::from_str(&text)
-            .map(Some)
-            .with_context(|| format!("{url}: the answer is not JSON"))
-    }
-
-    /// POSTs `body` as JSON to `url` (a JSON-RPC call) and reads the JSON answer.
-    pub fn post(&self, url: &str, body: &Value) -> anyhow::Result<Value> {
-        let (status, text) = self.send(url, self.client.post(url).json(body))?;
-        if !status.is_success() {
-            bail!("{url}: HTTP {status}: {text}");
-        }
-        serde_json::from_str(&text).with_context(|| format!("{url}: the answer is not JSON"))
-    }
-
     fn send(
         &self,
         url: &str,
@@ -248,6 +269,29 @@ impl Http {
                 .with_context(|| format!("{url}: reading the answer"))?;
             Ok((status, text))
         })
+    }
+}
+
+impl Fetch for Http {
+    fn get_opt(&self, url: &str) -> anyhow::Result<Option<Value>> {
+        let (status, text) = self.send(url, self.client.get(url))?;
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            bail!("{url}: HTTP {status}: {text}");
+        }
+        serde_json::from_str(&text)
+            .map(Some)
+            .with_context(|| format!("{url}: the answer is not JSON"))
+    }
+
+    fn post(&self, url: &str, body: &Value) -> anyhow::Result<Value> {
+        let (status, text) = self.send(url, self.client.post(url).json(body))?;
+        if !status.is_success() {
+            bail!("{url}: HTTP {status}: {text}");
+        }
+        serde_json::from_str(&text).with_context(|| format!("{url}: the answer is not JSON"))
     }
 }
 
@@ -429,7 +473,7 @@ fn outcome_steps(p: &Fields, body: &Value, game: &Result<NewGame, String>) -> Ve
 /// The input's previous output is y of the previous epoch as the server publishes it (or the
 /// genesis output for epoch 1): the server cannot show one history to this game and another
 /// to the previous epoch's.
-fn epoch_chain(http: &Http, server: &str, body: &Value) -> Step {
+fn epoch_chain(fetch: &dyn Fetch, server: &str, body: &Value) -> Step {
     let p = Fields(&body["proof"]);
     step(
         "epoch_chain",
@@ -444,7 +488,7 @@ fn epoch_chain(http: &Http, server: &str, body: &Value) -> Step {
                 )
             } else {
                 let url = format!("{server}/api/v1/epochs/{}", e - 1);
-                let epoch = http.get(&url).map_err(|err| format!("{err:#}"))?;
+                let epoch = fetch.get(&url).map_err(|err| format!("{err:#}"))?;
                 (format!("y of epoch {}", e - 1), Fields(&epoch).bytes("y")?)
             };
             if claimed == prev {

@@ -293,6 +293,15 @@ impl EpochLoop {
             .last_computation_ms
             .store(output.computation_ms, Ordering::Relaxed);
         self.status.epochs_resolved.fetch_add(1, Ordering::Relaxed);
+        let m = crate::metrics::global();
+        m.epochs_resolved.inc();
+        if let Some(closed) = epoch.closed_at_ms {
+            m.epoch_seconds
+                .observe((output.resolved_at_ms - closed).max(0) as f64 / 1000.0);
+        }
+        for g in &games {
+            m.bets_resolved.with(&[&g.new.game, "epoch"]).inc();
+        }
         tracing::info!(
             epoch = e,
             games = games.len(),

@@ -81,7 +81,15 @@ fn run(
         status.squarings_done.store(done, Ordering::Relaxed);
     })
     .map_err(|e| format!("epoch {}: evaluation failed: {e}", job.epoch))?;
+    let evaluated = start.elapsed();
     let output = trace.prove();
+    let m = crate::metrics::global();
+    m.proof_seconds
+        .observe((start.elapsed() - evaluated).as_secs_f64());
+    if evaluated.as_secs_f64() > 0.0 {
+        m.squarings_per_second
+            .set(job.t as f64 / evaluated.as_secs_f64());
+    }
     Ok(Computed {
         output,
         computation_ms: start.elapsed().as_millis() as u64,

@@ -277,14 +277,65 @@ fn json_type(text: &str) -> &'static str {
     }
 }
 
-/// A JSON integer: `Ok(Some(v))`, `Ok(None)` for an integer too large for `i64` (out of every
-/// range), `Err(())` for anything that is not written as an integer (`10.0`, `1e1`, `"10"`).
+/// A JSON number whose value is an integer, in any spelling (`7`, `7.0`, `7e0`, `0.7e1`: JSON
+/// Schema's `integer`, the type the OpenAPI document gives target and combo): `Ok(Some(v))`,
+/// `Ok(None)` for an integer too large for `i64` (out of every range), `Err(())` for a number
+/// with a fraction (`7.5`) or anything that is not a number (`"7"`). Read from the text, exactly:
+/// no float on the way.
 fn integer(text: &str) -> Result<Option<i64>, ()> {
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    let digits_only = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let (negative, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((m, e)) => (m, Some(e)),
+        None => (unsigned, None),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if !digits_only(whole) || !(fraction.is_empty() || digits_only(fraction)) {
         return Err(());
     }
-    Ok(text.parse::<i64>().ok())
+    // Clamped far beyond any digit count a 16 KiB body can hold, so that it cannot overflow.
+    const CLAMP: i64 = 1_000_000;
+    let exponent = match exponent {
+        None => 0,
+        Some(e) => {
+            let (sign, magnitude) = match e.strip_prefix('-') {
+                Some(m) => (-1, m),
+                None => (1, e.strip_prefix('+').unwrap_or(e)),
+            };
+            if !digits_only(magnitude) {
+                return Err(());
+            }
+            sign * magnitude
+                .bytes()
+                .fold(0i64, |n, b| (n * 10 + i64::from(b - b'0')).min(CLAMP))
+        }
+    };
+    // value = significant × 10^scale, with the significant digits' zeros moved into scale.
+    let all = format!("{whole}{fraction}");
+    let significant = all.trim_start_matches('0');
+    let trimmed = significant.trim_end_matches('0');
+    if trimmed.is_empty() {
+        return Ok(Some(0));
+    }
+    let zeros = (significant.len() - trimmed.len()) as i64;
+    let scale = exponent - fraction.len() as i64 + zeros;
+    if scale < 0 {
+        return Err(());
+    }
+    // i64 holds at most 19 digits.
+    if trimmed.len() as i64 + scale > 19 {
+        return Ok(None);
+    }
+    let magnitude = trimmed
+        .parse::<i128>()
+        .ok()
+        .and_then(|m| m.checked_mul(10i128.checked_pow(u32::try_from(scale).ok()?)?));
+    Ok(magnitude
+        .map(|m| if negative { -m } else { m })
+        .and_then(|v| i64::try_from(v).ok()))
 }
 
 /// A string field of at most `max` Unicode characters.
@@ -824,11 +875,32 @@ mod tests {
             r#"{"bet_type":"exact","target":99999999999999999999999}"#,
             "between 2 and 12",
         );
-        err(
-            Game::Dice,
-            r#"{"bet_type":"exact","target":7.0}"#,
-            "between 2 and 12",
-        );
+        // Any spelling of an integer is one (JSON Schema's `integer`); a fraction is not.
+        for seven in ["7.0", "7e0", "0.7e1", "70e-1", "700E-2", "7.000"] {
+            assert_eq!(
+                ok(
+                    Game::Dice,
+                    &format!(r#"{{"bet_type":"exact","target":{seven}}}"#)
+                )
+                .spec,
+                BetSpec::Dice(DiceBet::Exact(7)),
+                "{seven}"
+            );
+        }
+        for far in ["1e400", "-1e19", "12e999999999999"] {
+            err(
+                Game::Dice,
+                &format!(r#"{{"bet_type":"exact","target":{far}}}"#),
+                "between 2 and 12",
+            );
+        }
+        for fraction in ["75e-1", "7.01", "1e-999999999999"] {
+            err(
+                Game::Dice,
+                &format!(r#"{{"bet_type":"exact","target":{fraction}}}"#),
+                "got a number",
+            );
+        }
         err(
             Game::Dice,
             r#"{"bet_type":"exact","target":7.5}"#,
@@ -947,9 +1019,14 @@ mod tests {
             r#"{"bet_type":"combo","combo":[1,2,3]}"#,
             "two distinct",
         );
+        // A face is any spelling of an integer, as a target is; a fraction is not one.
+        assert_eq!(
+            ok(Game::Sicbo, r#"{"bet_type":"combo","combo":[1,2.0]}"#).spec,
+            BetSpec::Sicbo(SicboBet::Combo(1, 2))
+        );
         err(
             Game::Sicbo,
-            r#"{"bet_type":"combo","combo":[1,2.0]}"#,
+            r#"{"bet_type":"combo","combo":[1,2.5]}"#,
             "two distinct integers",
         );
         err(

@@ -17,9 +17,9 @@ pub use bet::{
     DEFAULT_AMOUNT, DEFAULT_OPERATOR_KEY, DEFAULT_PLAYER_ID, MAX_OPERATOR_KEY_CHARS,
     MAX_PLAYER_ID_CHARS, MAX_PLAYER_SEED_CHARS,
 };
-pub use dice::{DiceBet, DICE_BET_TYPES};
+pub use dice::{DiceBet, DICE_BET_TYPES, EXACT_TARGETS};
 pub use rng::{rng_value, roll_dice, DiceRoll, DERIVATION, DICE_DERIVATION, REJECT_AT};
-pub use sicbo::{total_odds, SicboBet, SICBO_BET_TYPES};
+pub use sicbo::{total_odds, SicboBet, FACES, SICBO_BET_TYPES, TOTAL_TARGETS};
 
 /// A game the service runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -20,7 +20,7 @@ use vrs_engine::merkle;
     get,
     path = "/api/v1/epochs/{number}",
     tag = "audit",
-    params(("number" = String, Path, description = "The epoch number (from 1)")),
+    params(("number" = u64, Path, minimum = 1, description = "The epoch number (from 1)")),
     responses(
         (status = 200, description = "The epoch", body = schema::EpochRecord),
         (status = 400, description = "The number is not an integer", body = schema::ErrorBody),

@@ -90,7 +90,7 @@ pub async fn catalog() -> Json<schema::Catalog> {
     post,
     path = "/api/v1/games/dice/bet",
     tag = "games",
-    request_body(content = schema::BetRequest, content_type = "application/json",
+    request_body(content = schema::DiceBetRequest, content_type = "application/json",
         description = "bet_type: exact (with target 2–12), over7, under7, odd, even",
         example = json!({"bet_type": "over7", "amount": 1.0, "player_seed": "my seed"})),
     responses(
@@ -117,7 +117,7 @@ pub async fn dice_bet(
     post,
     path = "/api/v1/games/sicbo/bet",
     tag = "games",
-    request_body(content = schema::BetRequest, content_type = "application/json",
+    request_body(content = schema::SicboBetRequest, content_type = "application/json",
         description = "bet_type: big, small, odd, even, total (target 4–17), single, double, \
             triple (target 1–6), anyTriple, combo (combo: two different faces)",
         example = json!({"bet_type": "total", "target": 10, "amount": 1.0})),
@@ -172,12 +172,19 @@ async fn place_bet(
     let instant = bet.instant.unwrap_or(state.pool.instant_default);
     if instant {
         if let Some(game) = state.store.serve_instant(instant_builder(&new)).await? {
+            let m = crate::metrics::global();
+            m.bets_accepted.with(&[&new.game, "instant"]).inc();
+            m.bets_resolved.with(&[&new.game, "instant"]).inc();
             return Ok((StatusCode::OK, Json(instant_json(&game))).into_response());
         }
     }
     new.leaf = bet_leaf(&new);
     let (game_id, bet_id) = (new.game_id.clone(), new.request_id.clone());
     let epoch = state.store.insert_game(new).await?;
+    crate::metrics::global()
+        .bets_accepted
+        .with(&[game.name(), "epoch"])
+        .inc();
     let wait = format!(
         "the result comes when that epoch resolves, after the next VDF epoch (about {:.0} s). \
          Poll /api/v1/games/{game_id}.",
@@ -286,6 +293,10 @@ pub async fn rng_generate(
     new.leaf = bet_leaf(&new);
     let (game_id, request_id) = (new.game_id.clone(), new.request_id.clone());
     let epoch = state.store.insert_game(new).await?;
+    crate::metrics::global()
+        .bets_accepted
+        .with(&[Game::Rng.name(), "epoch"])
+        .inc();
     let body = schema::RngAccepted {
         accepted: true,
         request_id,
@@ -297,15 +308,20 @@ pub async fn rng_generate(
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
 
-/// The optional body of a raw RNG request: nothing, or a JSON object with `client_seed`.
+/// The optional body of a raw RNG request: nothing, `null`, or a JSON object with
+/// `client_seed`.
 fn parse_rng_body(body: &[u8]) -> Result<Option<String>, String> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
     // The body is optional and small: any content type is read as JSON (`curl -d` sends a
     // form type by default), but it must parse.
-    let v: serde_json::Map<String, Value> =
+    let v: Option<serde_json::Map<String, Value>> =
         serde_json::from_slice(body).map_err(|e| format!("body must be a JSON object: {e}"))?;
+    // `null` is no body, as null is an absent member in a bet (docs/GAMES.md §5).
+    let Some(v) = v else {
+        return Ok(None);
+    };
     if let Some(k) = v.keys().find(|k| *k != "client_seed") {
         return Err(format!("unknown field `{k}`; expected `client_seed`"));
     }

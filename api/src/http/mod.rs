@@ -1,13 +1,18 @@
 //! The HTTP API (docs: ../shared/spec/interface.md; rules fixed in docs/GAMES.md and
 //! docs/PROTOCOL.md). [`app`] builds the whole router so tests drive it without a socket.
 
+mod body_timeout;
+mod cors;
+pub mod entropy_cache;
 mod epochs;
 mod error;
 mod games;
+pub mod listener;
 pub mod notary;
 pub mod openapi;
 mod pages;
 mod pool;
+pub mod rate_limit;
 pub mod schema;
 mod system;
 
@@ -20,14 +25,36 @@ use axum::body::Body;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{header, HeaderValue, Response, StatusCode};
 use axum::Router;
+use rate_limit::RateLimiter;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The API version reported in `GET /`.
 pub const API_VERSION: &str = "0.2.0";
 
 /// Largest request body accepted (413 above it).
 pub const BODY_LIMIT: usize = 16 * 1024;
+
+/// Longest wait for a request body by default (408 after it).
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What guards the routes from clients: the per-client write limit and the body timeout.
+#[derive(Debug, Clone)]
+pub struct EdgeConfig {
+    /// None: writes are not rate limited.
+    pub rate_limit: Option<Arc<RateLimiter>>,
+    pub body_timeout: Duration,
+}
+
+impl Default for EdgeConfig {
+    /// No rate limit (in-process callers are not clients), the default body timeout.
+    fn default() -> Self {
+        Self {
+            rate_limit: None,
+            body_timeout: BODY_TIMEOUT,
+        }
+    }
+}
 
 /// What the handlers share.
 #[derive(Debug)]
@@ -48,21 +75,52 @@ pub struct AppState {
     pub notary: Arc<crate::notary::Notary>,
     /// The notary has its own listener (`--notary-addr`): not served by [`app`].
     pub notary_separate: bool,
+    /// The entropy endpoint's answer between two epochs.
+    pub entropy: entropy_cache::EntropyCache,
 }
 
 type State = Arc<AppState>;
 
 /// The router of the randomness and games API (and of the notary, unless it has its own
-/// listener).
+/// listener), with the default [`EdgeConfig`].
 pub fn app(state: Arc<AppState>) -> Router {
+    app_with(state, &EdgeConfig::default())
+}
+
+/// [`app`] guarded by `edge`.
+pub fn app_with(state: Arc<AppState>, edge: &EdgeConfig) -> Router {
     let notary = if state.notary_separate {
         Router::new()
     } else {
         openapi::notary_routes().split_for_parts().0
     };
     let (randomness, _) = openapi::randomness_routes().split_for_parts();
-    let routes = randomness
-        .merge(notary)
+    finish(randomness.merge(notary), state, edge)
+}
+
+/// The router of the notary alone, for `--notary-addr`.
+pub fn notary_app(state: Arc<AppState>, edge: &EdgeConfig) -> Router {
+    let (notary, _) = openapi::notary_routes().split_for_parts();
+    finish(notary, state, edge)
+}
+
+/// The guards, the fallback and the JSON error bodies around `routes`.
+fn finish(routes: Router<State>, state: Arc<AppState>, edge: &EdgeConfig) -> Router {
+    // Route layers run for matched routes only, the last added first: the metrics tag, then
+    // the rate limit (before any body is read), then the body read. A request for a path or
+    // method that does not exist is answered 404/405 without a token spent or a body read.
+    let mut routes = routes.route_layer(axum::middleware::from_fn_with_state(
+        edge.body_timeout,
+        body_timeout::read_body_within,
+    ));
+    if let Some(limiter) = &edge.rate_limit {
+        routes = routes.route_layer(axum::middleware::from_fn_with_state(
+            Arc::clone(limiter),
+            rate_limit::limit_writes,
+        ));
+    }
+    let routes = routes.route_layer(axum::middleware::from_fn(crate::metrics::tag_route));
+    let routes = routes
         .fallback(system::not_found)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(state);
@@ -70,18 +128,8 @@ pub fn app(state: Arc<AppState>) -> Router {
     Router::new()
         .fallback_service(routes)
         .layer(axum::middleware::map_response(json_errors))
-}
-
-/// The router of the notary alone, for `--notary-addr`.
-pub fn notary_app(state: Arc<AppState>) -> Router {
-    let (notary, _) = openapi::notary_routes().split_for_parts();
-    let routes = notary
-        .fallback(system::not_found)
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .with_state(state);
-    Router::new()
-        .fallback_service(routes)
-        .layer(axum::middleware::map_response(json_errors))
+        .layer(axum::middleware::from_fn(cors::public_reads))
+        .layer(axum::middleware::from_fn(crate::metrics::time_requests))
 }
 
 /// Gives every error response that is not JSON yet (axum's own 405 and 413, for instance) a

@@ -1,7 +1,8 @@
 //! The notary endpoints (interface §4.4, docs/PROTOCOL.md §17): schemas, status, receipts,
 //! and `POST /v1/notarize` with its order of checks:
 //!
-//! 1. the body (400 naming the field) — nobody pays for a request that cannot succeed;
+//! 1. the body and the Idempotency-Key's spelling (400 naming the field; 404 for a game result
+//!    naming no game) — nobody pays for a request that cannot succeed;
 //! 2. who pays: a Bearer API key (401 when wrong or revoked), else an x402 payment whose
 //!    signature is checked here (402 when it is not good), else 402 with the requirements;
 //! 3. the Idempotency-Key, scoped to the key or the payer: replay (same body), 422 (another
@@ -332,10 +333,11 @@ async fn check_game_result(
     };
     let game = state.store.game(game_id).await.map_err(store_error)?;
     let Some(game) = game else {
-        return Err(field_error(FieldError::new(
-            "metadata.game_id",
-            format!("game {game_id} not found"),
-        )));
+        // 404, not 400: the body is well formed, the game it names does not exist.
+        return Err(error(
+            StatusCode::NOT_FOUND,
+            json!({ "error": format!("game {game_id} not found"), "field": "metadata.game_id" }),
+        ));
     };
     let Some(resolution) = &game.resolution else {
         return Err(field_error(FieldError::new(
@@ -499,7 +501,9 @@ fn replay(stored: &IdempotentResponse) -> Response {
     post,
     path = "/v1/notarize",
     tag = "notary",
-    params(("Idempotency-Key" = Option<String>, Header, description = "Up to 255 characters; scoped to the API key or the payer")),
+    params(("Idempotency-Key" = Option<String>, Header, nullable = false, min_length = 1,
+        max_length = 255, pattern = "^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$",
+        description = "1 to 255 printable ASCII characters; scoped to the API key or the payer")),
     request_body(content = doc::NotarizeRequest, content_type = "application/json",
         example = json!({"schema": "sha256", "payload_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "metadata": {"name": "report.pdf"}})),
     security(("api_key" = []), ("x402" = [])),
@@ -509,6 +513,7 @@ fn replay(stored: &IdempotentResponse) -> Response {
         (status = 401, description = "A wrong or revoked API key", body = doc::ErrorBody),
         (status = 402, description = "Payment required, or the payment was refused", body = doc::PaymentRequired,
             headers(("PAYMENT-REQUIRED" = String, description = "x402 v2 requirements, base64 JSON"))),
+        (status = 404, description = "vrs-game-result: metadata.game_id names no game", body = doc::FieldErrorBody),
         (status = 409, description = "A request with this Idempotency-Key is still running", body = doc::FieldErrorBody),
         (status = 413, description = "Body over 16 KiB", body = doc::ErrorBody),
         (status = 422, description = "This Idempotency-Key was used with another body", body = doc::FieldErrorBody),
@@ -520,22 +525,28 @@ pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: 
         Ok(r) => r,
         Err(res) => return res,
     };
+    // Its spelling is checked with the body, before anyone is asked to pay.
+    let key = match idempotency_key(&headers) {
+        Ok(k) => k,
+        Err(res) => return res,
+    };
     let payer = match identify(&state, &headers).await {
         Ok(p) => p,
         Err(res) => return res,
     };
-    let idempotency = match idempotency_key(&headers) {
-        Ok(k) => k.map(|key| IdempotencyKey {
-            scope: match &payer {
-                Payer::Key(k) => format!("key:{}", k.id),
-                Payer::X402(p) => format!("payer:{:#x}", p.payer()),
-            },
-            key,
-            request_hash: request.hash,
-            claimed_at_ms: now_ms(),
-        }),
-        Err(res) => return res,
+    let payment = match &payer {
+        Payer::Key(_) => "api_key",
+        Payer::X402(_) => "x402",
     };
+    let idempotency = key.map(|key| IdempotencyKey {
+        scope: match &payer {
+            Payer::Key(k) => format!("key:{}", k.id),
+            Payer::X402(p) => format!("payer:{:#x}", p.payer()),
+        },
+        key,
+        request_hash: request.hash,
+        claimed_at_ms: now_ms(),
+    });
     if let Some(k) = &idempotency {
         match state
             .store
@@ -587,7 +598,15 @@ pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: 
         }
     });
     match task.await {
-        Ok(r) => r,
+        Ok(r) => {
+            if r.status() == StatusCode::ACCEPTED {
+                crate::metrics::global()
+                    .notary_accepted
+                    .with(&[payment])
+                    .inc();
+            }
+            r
+        }
         Err(e) => {
             tracing::error!(error = %e, "notary: the notarization task failed");
             error(

@@ -116,14 +116,82 @@ pub fn notary_routes() -> OpenApiRouter<State> {
 
 /// The randomness API's document, built once.
 pub fn randomness() -> &'static Document {
-    static DOC: LazyLock<Document> = LazyLock::new(|| randomness_routes().into_openapi());
+    static DOC: LazyLock<Document> =
+        LazyLock::new(|| with_guard_answers(randomness_routes().into_openapi()));
     &DOC
 }
 
 /// The notary's document, built once.
 pub fn notary() -> &'static Document {
-    static DOC: LazyLock<Document> = LazyLock::new(|| notary_routes().into_openapi());
+    static DOC: LazyLock<Document> =
+        LazyLock::new(|| with_guard_answers(notary_routes().into_openapi()));
     &DOC
+}
+
+/// Documents what the listener's guards (http/mod.rs) may answer on every write operation
+/// before its handler runs: 408 for a body that does not arrive in time, 429 beyond the
+/// client's write rate. Added here, once, so no write operation can miss them.
+fn with_guard_answers(mut doc: Document) -> Document {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, ResponseBuilder};
+    let error = || {
+        ContentBuilder::new()
+            .schema(Some(Ref::from_schema_name("ErrorBody")))
+            .build()
+    };
+    let slow = ResponseBuilder::new()
+        .description("The request body did not arrive within the body timeout")
+        .content("application/json", error())
+        .build();
+    let limited_body = ObjectBuilder::new()
+        .property("error", ObjectBuilder::new().schema_type(Type::String))
+        .property(
+            "retry_after",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1)),
+        )
+        .required("error")
+        .required("retry_after")
+        .description(Some("Too many writes from this client"));
+    let limited = ResponseBuilder::new()
+        .description("Too many write requests from this client; retry after Retry-After seconds")
+        .content(
+            "application/json",
+            ContentBuilder::new().schema(Some(limited_body)).build(),
+        )
+        .header(
+            "Retry-After",
+            HeaderBuilder::new()
+                .schema(
+                    ObjectBuilder::new()
+                        .schema_type(Type::Integer)
+                        .minimum(Some(1)),
+                )
+                .description(Some("Seconds to wait before the next write"))
+                .build(),
+        )
+        .build();
+    for item in doc.paths.paths.values_mut() {
+        for op in [
+            &mut item.post,
+            &mut item.put,
+            &mut item.patch,
+            &mut item.delete,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let answers = &mut op.responses.responses;
+            answers
+                .entry("408".to_owned())
+                .or_insert_with(|| slow.clone().into());
+            answers
+                .entry("429".to_owned())
+                .or_insert_with(|| limited.clone().into());
+        }
+    }
+    doc
 }
 
 /// The OpenAPI 3.1 document of this API (randomness and games).

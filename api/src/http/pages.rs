@@ -12,6 +12,8 @@ use pulldown_cmark::{html, Options, Parser};
 use serde_json::Value;
 use std::fmt::Write;
 use std::sync::LazyLock;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
 
 /// No inline script or style, nothing from another origin.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
@@ -57,6 +59,37 @@ const DOCUMENTS: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// The name of a file under /assets: one of [`ASSETS`].
+struct AssetName;
+
+impl utoipa::PartialSchema for AssetName {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(ASSETS.iter().map(|(name, _, _)| *name)))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for AssetName {}
+
+/// The name of a page under /docs/: one of [`DOCUMENTS`], or `api` (its own route, the API
+/// reference).
+struct DocumentName;
+
+impl utoipa::PartialSchema for DocumentName {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(
+                DOCUMENTS.iter().map(|(name, _, _)| *name).chain(["api"]),
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for DocumentName {}
+
 fn html_response(body: String) -> Response {
     let mut res = (
         StatusCode::OK,
@@ -100,9 +133,12 @@ pub async fn verify_page() -> Response {
     get,
     path = "/assets/{name}",
     tag = "pages",
-    params(("name" = String, Path, description = "The file's name")),
+    params(("name" = inline(AssetName), Path, description = "The file's name")),
     responses(
-        (status = 200, description = "The file", content_type = "text/plain", body = String),
+        (status = 200, description = "The file", content(
+            (String = "text/javascript"),
+            (String = "text/css"),
+        )),
         (status = 404, description = "No such file", body = schema::ErrorBody),
     )
 )]
@@ -165,7 +201,8 @@ pub async fn whitepaper() -> Response {
     get,
     path = "/docs/{name}",
     tag = "pages",
-    params(("name" = String, Path, description = "protocol or games")),
+    params(("name" = inline(DocumentName), Path,
+        description = "protocol or games (api is the API reference, as /docs)")),
     responses(
         (status = 200, description = "The page", content_type = "text/html", body = String),
         (status = 404, description = "No such document", body = schema::ErrorBody),
@@ -424,6 +461,13 @@ fn schema_link(s: &Value) -> String {
 }
 
 fn render_properties(out: &mut String, s: &Value) {
+    // The bet and notary bodies: their members, then per-type rules (in the description).
+    if let Some(parts) = s["allOf"].as_array() {
+        for part in parts {
+            render_properties(out, part);
+        }
+        return;
+    }
     let Some(props) = s["properties"].as_object() else {
         if let Some(values) = s["enum"].as_array() {
             let _ = write!(

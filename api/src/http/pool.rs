@@ -17,7 +17,7 @@ use vrs_engine::pool::entry_leaf;
     get,
     path = "/api/v1/pool/batches/{number}",
     tag = "audit",
-    params(("number" = String, Path, description = "The batch number (from 1)")),
+    params(("number" = u64, Path, minimum = 1, description = "The batch number (from 1)")),
     responses(
         (status = 200, description = "The batch", body = schema::PoolBatch),
         (status = 400, description = "The number is not an integer", body = schema::ErrorBody),

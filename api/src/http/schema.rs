@@ -11,6 +11,8 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
+pub use requests::{DiceBetRequest, NotarizeRequest, SicboBetRequest};
+
 /// Any error: a message in words.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorBody {
@@ -214,33 +216,16 @@ pub struct Catalog {
     pub rules: String,
 }
 
-/// A bet body (interface sections 2.5, 4.1, 4.2; rules in docs/GAMES.md).
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)] // documents the request; bets are parsed strictly by games::parse_bet
-pub struct BetRequest {
-    /// Dice: exact, over7, under7, odd, even. Sic Bo: big, small, odd, even, total, single,
-    /// double, triple, anyTriple, combo.
-    pub bet_type: String,
-    /// Target of exact (dice, 2–12), total (4–17), single/double/triple (1–6).
-    pub target: Option<u32>,
-    /// Sic Bo `combo`: two different faces, e.g. [1, 2].
-    pub combo: Option<Vec<u8>>,
-    /// Stake, default 1.0.
-    pub amount: Option<f64>,
-    pub player_id: Option<String>,
-    /// Mixed into rngValue; the player's own contribution.
-    pub player_seed: Option<String>,
-    pub operator_key: Option<String>,
-    /// true: serve from the precomputed pool at once (HTTP 200); false: the epoch path (202).
-    /// Absent: the operator's default.
-    pub instant: Option<bool>,
-}
+// The bet bodies (DiceBetRequest, SicboBetRequest) are in `requests` below.
 
-/// A raw RNG request body (interface section 4.3); the body may be empty.
+/// A raw RNG request body (interface section 4.3); the body may be empty or `null`.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)] // documents the request; parsed by games::parse_rng_body
 pub struct RngRequest {
-    /// Mixed into the value: rngValue = HMAC-SHA256(y, game_id ‖ client_seed).
+    /// Mixed into the value: rngValue = HMAC-SHA256(y, game_id ‖ client_seed). At most 256
+    /// characters, no U+0000.
+    #[schema(max_length = 256, pattern = "^[^\\u0000]*$")]
     pub client_seed: Option<String>,
 }
 
@@ -588,19 +573,6 @@ pub struct ReceiptNotFound {
     pub receipt_id: String,
 }
 
-/// The body of `POST /v1/notarize`.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)] // documents the request; parsed strictly by the notary's schema module
-pub struct NotarizeRequest {
-    /// A schema id of `GET /v1/notarize/schemas` (e.g. `sha256`, `vrs-game-result`).
-    pub schema: String,
-    /// 32 bytes, 64 hex digits.
-    pub payload_hash: String,
-    /// Optional JSON object (bounded size and depth), stored in RFC 8785 canonical form.
-    #[schema(value_type = Option<Object>)]
-    pub metadata: Option<Value>,
-}
-
 /// How a receipt was paid.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReceiptPayment {
@@ -682,4 +654,317 @@ pub struct PaymentRequired {
     #[schema(value_type = Vec<Object>)]
     pub accepts: Vec<Value>,
     pub payment_methods: Vec<String>,
+}
+
+/// The request bodies written out rather than derived: a body valid under the document must be a
+/// body the service accepts (schemathesis sends such bodies and checks just that), which a
+/// derived struct cannot say (which bet types need a target and its range, no NUL in text). A
+/// module of their own, so that the schema builders' names stay out of the derived code's way.
+mod requests {
+    use crate::games::{
+        valid_bet_types, Game, DICE_BET_TYPES, EXACT_TARGETS, FACES, MAX_OPERATOR_KEY_CHARS,
+        MAX_PLAYER_ID_CHARS, MAX_PLAYER_SEED_CHARS, TOTAL_TARGETS,
+    };
+    use std::ops::RangeInclusive;
+    use utoipa::openapi::schema::{
+        AdditionalProperties, AllOfBuilder, ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema,
+        SchemaType, Type,
+    };
+    use utoipa::openapi::RefOr;
+    use utoipa::ToSchema;
+
+    /// A dice bet body (interface sections 2.5, 4.1; rules in docs/GAMES.md §5).
+    #[derive(Debug)]
+    pub struct DiceBetRequest;
+
+    /// A Sic Bo bet body (interface sections 2.5, 4.2; rules in docs/GAMES.md §5).
+    #[derive(Debug)]
+    pub struct SicboBetRequest;
+
+    impl utoipa::PartialSchema for DiceBetRequest {
+        fn schema() -> RefOr<Schema> {
+            let others: Vec<&str> = DICE_BET_TYPES
+                .iter()
+                .copied()
+                .filter(|t| *t != "exact")
+                .collect();
+            bet_schema(
+                Game::Dice,
+                "A dice bet. bet_type `exact` needs target 2–12; the others take no target (an \
+                 integer given anyway is ignored).",
+                [
+                    variant(
+                        &["exact"],
+                        Member::Required(Box::new(integer_in(EXACT_TARGETS).into())),
+                        Member::Any,
+                    ),
+                    variant(&others, Member::Any, Member::Any),
+                ],
+            )
+        }
+    }
+
+    impl ToSchema for DiceBetRequest {}
+
+    impl utoipa::PartialSchema for SicboBetRequest {
+        fn schema() -> RefOr<Schema> {
+            bet_schema(
+                Game::Sicbo,
+                "A Sic Bo bet. `total` needs target 4–17; `single`, `double` and `triple` need target \
+                 1–6 (the face); `combo` needs combo (two different faces) and takes no target; \
+                 `big`, `small`, `odd`, `even` and `anyTriple` take neither (an integer target is \
+                 ignored).",
+                [
+                    variant(
+                        &["big", "small", "odd", "even", "anyTriple"],
+                        Member::Any,
+                        Member::Refused,
+                    ),
+                    variant(
+                        &["total"],
+                        Member::Required(Box::new(integer_in(TOTAL_TARGETS).into())),
+                        Member::Refused,
+                    ),
+                    variant(
+                        &["single", "double", "triple"],
+                        Member::Required(Box::new(integer_in(FACES).into())),
+                        Member::Refused,
+                    ),
+                    variant(
+                        &["combo"],
+                        Member::Refused,
+                        Member::Required(Box::new(combo(Type::Array).into())),
+                    ),
+                ],
+            )
+        }
+    }
+
+    impl ToSchema for SicboBetRequest {}
+
+    /// Text the stores can hold: no U+0000 (docs/GAMES.md §5).
+    const NO_NUL: &str = "^[^\\u0000]*$";
+
+    /// `t`, or null (an optional member given as null is absent; its default applies).
+    fn nullable(t: Type) -> SchemaType {
+        SchemaType::from_iter([t, Type::Null])
+    }
+
+    fn text(max_chars: usize, description: &str) -> ObjectBuilder {
+        ObjectBuilder::new()
+            .schema_type(nullable(Type::String))
+            .max_length(Some(max_chars))
+            .pattern(Some(NO_NUL))
+            .description(Some(description))
+    }
+
+    fn integer_in(range: RangeInclusive<u8>) -> ObjectBuilder {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(*range.start()))
+            .maximum(Some(*range.end()))
+    }
+
+    /// Two different faces, e.g. [2, 5]; `t` is `array`, or `array` or `null`.
+    fn combo(t: impl Into<SchemaType>) -> ArrayBuilder {
+        ArrayBuilder::new()
+            .schema_type(t)
+            .items(integer_in(FACES))
+            .min_items(Some(2))
+            .max_items(Some(2))
+            .unique_items(true)
+    }
+
+    /// What a bet type does with a member (target or combo).
+    enum Member {
+        /// It needs the member, in this schema (boxed: built once per document, and it keeps
+        /// the enum small).
+        Required(Box<Schema>),
+        /// It refuses the member (absent or null only).
+        Refused,
+        /// Whatever the member's own schema allows.
+        Any,
+    }
+
+    /// The bet types `types` with what they do with target and combo.
+    fn variant(types: &[&str], target: Member, combo: Member) -> Schema {
+        let mut v = ObjectBuilder::new()
+            .property(
+                "bet_type",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(types.iter().copied())),
+            )
+            .required("bet_type");
+        for (name, member) in [("target", target), ("combo", combo)] {
+            v = match member {
+                Member::Required(schema) => v.property(name, *schema).required(name),
+                Member::Refused => v.property(name, ObjectBuilder::new().schema_type(Type::Null)),
+                Member::Any => v,
+            };
+        }
+        v.into()
+    }
+
+    /// An amount as a JSON number (exact for the default limits: whole cents below 2^53).
+    fn cents(a: crate::games::Amount) -> f64 {
+        a.cents() as f64 / 100.0
+    }
+
+    /// Every member of a bet body of `game` at its widest, all of them optional but bet_type, and
+    /// exactly one of `variants` (by bet_type) narrowing target and combo.
+    fn bet_schema<const N: usize>(
+        game: Game,
+        description: &str,
+        variants: [Schema; N],
+    ) -> RefOr<Schema> {
+        let limits = crate::games::Limits::default();
+        let mut members = ObjectBuilder::new()
+            .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+            .property(
+                "bet_type",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(valid_bet_types(game).iter().copied()))
+                    .description(Some("The bet type (case-sensitive).")),
+            )
+            .required("bet_type")
+            .property(
+                "target",
+                ObjectBuilder::new()
+                    .schema_type(nullable(Type::Integer))
+                    .description(Some(
+                        "The target of the bet types that take one, in their range (see bet_type).",
+                    )),
+            );
+        if game == Game::Sicbo {
+            members = members.property(
+                "combo",
+                combo(nullable(Type::Array)).description(Some(
+                    "bet_type `combo` only: two different faces, e.g. [2, 5].",
+                )),
+            );
+        }
+        let members = members
+            .property(
+                "amount",
+                ObjectBuilder::new()
+                    .schema_type(nullable(Type::Number))
+                    .minimum(Some(cents(limits.min_amount)))
+                    .maximum(Some(cents(limits.max_amount)))
+                    .multiple_of(Some(0.01))
+                    .description(Some(
+                        "The stake, default 1.00: at most two fraction digits, within the operator's \
+                         limits (by default 0.01 to 10000.00).",
+                    )),
+            )
+            .property(
+                "player_id",
+                text(MAX_PLAYER_ID_CHARS, "Who bets (default `anonymous`)."),
+            )
+            .property(
+                "player_seed",
+                text(
+                    MAX_PLAYER_SEED_CHARS,
+                    "Mixed into rngValue: the player's own contribution.",
+                ),
+            )
+            .property(
+                "operator_key",
+                text(MAX_OPERATOR_KEY_CHARS, "The operator key (default `vrs-house`)."),
+            )
+            .property(
+                "instant",
+                ObjectBuilder::new()
+                    .schema_type(nullable(Type::Boolean))
+                    .description(Some(
+                        "true: serve from the precomputed pool at once (HTTP 200); false: the epoch \
+                         path (202). Absent: the operator's default.",
+                    )),
+            );
+        let mut one_of = OneOfBuilder::new();
+        for v in variants {
+            one_of = one_of.item(v);
+        }
+        AllOfBuilder::new()
+            .item(members)
+            .item(one_of)
+            .description(Some(description))
+            .into()
+    }
+
+    /// The body of `POST /v1/notarize` (docs/PROTOCOL.md §17).
+    #[derive(Debug)]
+    pub struct NotarizeRequest;
+
+    impl utoipa::PartialSchema for NotarizeRequest {
+        fn schema() -> RefOr<Schema> {
+            use crate::notary::schema::{
+                Schema as Notary, ALL, METADATA_MAX_BYTES, METADATA_MAX_DEPTH,
+            };
+            let ids = |keep: fn(&Notary) -> bool| {
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(ALL.iter().filter(|s| keep(s)).map(|s| s.id())))
+            };
+            let members = ObjectBuilder::new()
+                .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+                .property(
+                    "schema",
+                    ids(|_| true).description(Some("A schema id of `GET /v1/notarize/schemas`.")),
+                )
+                .required("schema")
+                .property(
+                    "payload_hash",
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .pattern(Some("^(0x)?[0-9a-fA-F]{64}$"))
+                        .description(Some("32 bytes: 64 hex digits, either case, 0x optional.")),
+                )
+                .required("payload_hash")
+                .property(
+                    "metadata",
+                    ObjectBuilder::new()
+                        .schema_type(nullable(Type::Object))
+                        .description(Some(format!(
+                            "Optional JSON object of at most {METADATA_MAX_DEPTH} levels and \
+                             {METADATA_MAX_BYTES} bytes in RFC 8785 canonical form, stored in that \
+                             form."
+                        ))),
+                );
+            let game_result = ObjectBuilder::new()
+                .property("schema", ids(|s| *s == Notary::GameResult))
+                .required("schema")
+                .property(
+                    "metadata",
+                    ObjectBuilder::new()
+                        .property(
+                            "game_id",
+                            ObjectBuilder::new()
+                                .schema_type(Type::String)
+                                .pattern(Some("^[0-9a-f]{32}$"))
+                                .description(Some(
+                                    "The resolved game whose result_hash is payload_hash (404 when \
+                                     no game has this id).",
+                                )),
+                        )
+                        .required("game_id"),
+                )
+                .required("metadata");
+            AllOfBuilder::new()
+                .item(members)
+                .item(
+                    OneOfBuilder::new()
+                        .item(
+                            ObjectBuilder::new()
+                                .property("schema", ids(|s| *s != Notary::GameResult)),
+                        )
+                        .item(game_result),
+                )
+                .description(Some("The body of `POST /v1/notarize`."))
+                .into()
+        }
+    }
+
+    impl ToSchema for NotarizeRequest {}
 }

@@ -2,13 +2,15 @@
 
 use super::{schema, ApiError, State, API_VERSION};
 use crate::verify::veo_class;
+use axum::body::Bytes;
 use axum::extract::State as AxState;
-use axum::http::{StatusCode, Uri};
+use axum::http::{header, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 fn uptime(state: &State) -> u64 {
     state.started.elapsed().as_secs()
@@ -200,6 +202,16 @@ pub async fn health(AxState(state): AxState<State>) -> Json<schema::Health> {
     )
 )]
 pub async fn entropy(AxState(state): AxState<State>) -> Result<Response, ApiError> {
+    let resolved_here = || state.engine.epochs_resolved.load(Ordering::Relaxed);
+    if let Some(body) = state.entropy.fresh(resolved_here(), Instant::now()) {
+        return Ok(json_bytes(body));
+    }
+    let _refreshing = state.entropy.refreshing().await;
+    // Another request may have refreshed it while this one waited.
+    if let Some(body) = state.entropy.fresh(resolved_here(), Instant::now()) {
+        return Ok(json_bytes(body));
+    }
+    let counted = resolved_here();
     let Some(epoch) = state.store.latest_resolved_epoch().await? else {
         let open = state.store.open_epoch().await?;
         let pending = schema::EntropyPending {
@@ -211,6 +223,9 @@ pub async fn entropy(AxState(state): AxState<State>) -> Result<Response, ApiErro
         };
         return Ok((StatusCode::ACCEPTED, Json(pending)).into_response());
     };
+    if let Some(body) = state.entropy.confirm(epoch.number, counted, Instant::now()) {
+        return Ok(json_bytes(body));
+    }
     let Some(out) = epoch.output.as_ref() else {
         return Err(ApiError::Internal(anyhow::anyhow!(
             "epoch {} is resolved without output",
@@ -229,7 +244,25 @@ pub async fn entropy(AxState(state): AxState<State>) -> Result<Response, ApiErro
         iterations: epoch.input.as_ref().map(|i| i.iterations),
         modulus: epoch.modulus.clone(),
     };
-    Ok((StatusCode::OK, Json(body)).into_response())
+    let body =
+        Bytes::from(serde_json::to_vec(&body).map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))?);
+    state
+        .entropy
+        .store(epoch.number, body.clone(), counted, Instant::now());
+    Ok(json_bytes(body))
+}
+
+/// A 200 answer of ready JSON bytes.
+fn json_bytes(body: Bytes) -> Response {
+    (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
 }
 
 /// Engine and game statistics

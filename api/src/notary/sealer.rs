@@ -76,6 +76,7 @@ impl Sealer {
     /// Seals every unsealed receipt (in batches of at most [`MAX_BATCH`]).
     pub async fn seal_all(&self) -> Result<(), crate::store::StoreError> {
         while let Some(b) = self.store.seal_notary_batch(MAX_BATCH, now_ms()).await? {
+            crate::metrics::global().notary_sealed.add(b.size);
             tracing::debug!(
                 batch = b.number,
                 receipts = b.size,

@@ -309,24 +309,8 @@ pub fn from_payload(
             payload.get("x402Version").unwrap_or(&Value::Null)
         )));
     }
-    let exact = payload
-        .get("payload")
-        .ok_or_else(|| Refusal::new(format!("{header}: payload is missing")))?;
-    let auth = exact
-        .get("authorization")
-        .ok_or_else(|| Refusal::new(format!("{header}: payload.authorization is missing")))?;
-    let p = "payload.authorization";
-    let nonce_text = str_field(auth, p, "nonce")?;
-    let authorization = Authorization {
-        from: address_field(auth, p, "from")?,
-        to: address_field(auth, p, "to")?,
-        value: uint_field(auth, p, "value")?,
-        valid_after: uint_field(auth, p, "validAfter")?,
-        valid_before: uint_field(auth, p, "validBefore")?,
-        nonce: nonce_text
-            .parse()
-            .map_err(|_| Refusal::new(format!("{p}.nonce is not 32 bytes of hex")))?,
-    };
+    let authorization = parse_authorization(header, &payload)?;
+    let exact = &payload["payload"];
     let sig_text = str_field(exact, "payload", "signature")?;
     let sig_bytes = hex::decode(sig_text.strip_prefix("0x").unwrap_or(sig_text))
         .map_err(|_| Refusal::new("payload.signature is not hex"))?;
@@ -358,9 +342,31 @@ pub fn from_payload(
     Ok(presented)
 }
 
-/// The address that signed the authorization under the asset's EIP-712 domain.
-fn recover(config: &X402Config, p: &Presented) -> Result<Address, Refusal> {
-    let a = &p.authorization;
+/// The EIP-3009 authorization of a payment payload (`payload.authorization`), its signature
+/// not checked yet. `header` names the header it came in, for the refusal.
+pub fn parse_authorization(header: &str, payload: &Value) -> Result<Authorization, Refusal> {
+    let exact = payload
+        .get("payload")
+        .ok_or_else(|| Refusal::new(format!("{header}: payload is missing")))?;
+    let auth = exact
+        .get("authorization")
+        .ok_or_else(|| Refusal::new(format!("{header}: payload.authorization is missing")))?;
+    let p = "payload.authorization";
+    let nonce_text = str_field(auth, p, "nonce")?;
+    Ok(Authorization {
+        from: address_field(auth, p, "from")?,
+        to: address_field(auth, p, "to")?,
+        value: uint_field(auth, p, "value")?,
+        valid_after: uint_field(auth, p, "validAfter")?,
+        valid_before: uint_field(auth, p, "validBefore")?,
+        nonce: nonce_text
+            .parse()
+            .map_err(|_| Refusal::new(format!("{p}.nonce is not 32 bytes of hex")))?,
+    })
+}
+
+/// The EIP-712 hash the payer signs: `a` under the asset's domain.
+pub fn signing_hash(config: &X402Config, a: &Authorization) -> B256 {
     let message = TransferWithAuthorization {
         from: a.from,
         to: a.to,
@@ -369,9 +375,13 @@ fn recover(config: &X402Config, p: &Presented) -> Result<Address, Refusal> {
         validBefore: a.valid_before,
         nonce: a.nonce,
     };
-    let hash = message.eip712_signing_hash(&config.domain());
+    message.eip712_signing_hash(&config.domain())
+}
+
+/// The address that signed the authorization under the asset's EIP-712 domain.
+fn recover(config: &X402Config, p: &Presented) -> Result<Address, Refusal> {
     p.signature
-        .recover_address_from_prehash(&hash)
+        .recover_address_from_prehash(&signing_hash(config, &p.authorization))
         .map_err(|_| Refusal::new("the signature does not recover to any address"))
 }
 

@@ -9,7 +9,7 @@
 //! - A resolved epoch and its games are written once, in one transaction, and never rewritten.
 //! - At most one process holds the lease from [`Store::try_lead`] at a time.
 
-mod codec;
+pub(crate) mod codec;
 pub mod postgres;
 mod postgres_anchor;
 mod postgres_notary;

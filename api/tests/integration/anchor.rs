@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use vrs_engine::anchor::{epoch_record_hash, AnchorLeaf, EpochRecord, LeafKind};
 use vrs_engine::merkle;
 
-const DEADLINE: Duration = Duration::from_secs(90);
+pub const DEADLINE: Duration = Duration::from_secs(90);
 
 fn flags<'a>(g: &'a Ganache, extra: &[&'a str]) -> Vec<&'a str> {
     let mut f = FAST.to_vec();
@@ -21,16 +21,16 @@ fn flags<'a>(g: &'a Ganache, extra: &[&'a str]) -> Vec<&'a str> {
     f
 }
 
-const ENV: &[(&str, &str)] = &[("VRS_ANCHOR_PRIVATE_KEY", KEY)];
+pub const ENV: &[(&str, &str)] = &[("VRS_ANCHOR_PRIVATE_KEY", KEY)];
 
-fn anchoring(s: &Server) -> Value {
+pub fn anchoring(s: &Server) -> Value {
     let (status, body) = s.get("/api/v1/stats");
     assert_eq!(status, 200, "{body}");
     body["anchoring"].clone()
 }
 
 /// Polls `cond` on the stats' anchoring object until it holds.
-fn wait_anchoring(s: &Server, what: &str, cond: impl Fn(&Value) -> bool) -> Value {
+pub fn wait_anchoring(s: &Server, what: &str, cond: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + DEADLINE;
     loop {
         let a = anchoring(s);
@@ -42,7 +42,7 @@ fn wait_anchoring(s: &Server, what: &str, cond: impl Fn(&Value) -> bool) -> Valu
     }
 }
 
-fn confirmed(a: &Value) -> u64 {
+pub fn confirmed(a: &Value) -> u64 {
     a["batches"]["confirmed"].as_u64().unwrap_or(0)
 }
 
@@ -64,7 +64,7 @@ fn hash(v: &Value) -> [u8; 32] {
 }
 
 /// Every anchor transaction on chain carries a different root and a different nonce.
-fn assert_no_duplicates(txs: &[(String, u64, String)]) {
+pub fn assert_no_duplicates(txs: &[(String, u64, String)]) {
     let roots: BTreeSet<&String> = txs.iter().map(|t| &t.2).collect();
     let nonces: BTreeSet<u64> = txs.iter().map(|t| t.1).collect();
     assert_eq!(
@@ -78,7 +78,7 @@ fn assert_no_duplicates(txs: &[(String, u64, String)]) {
 /// The verification of `game_id` once its batch is confirmed: the transaction it names is on
 /// chain with the batch root as calldata, and the path from the epoch record (recomputed here
 /// from the proof's own fields) leads to that root.
-fn check_game_anchor(s: &Server, g: &Ganache, game_id: &str) {
+pub fn check_game_anchor(s: &Server, g: &Ganache, game_id: &str) {
     let deadline = Instant::now() + DEADLINE;
     let v = loop {
         let v = s.poll_ok(&format!("/api/v1/verify/{game_id}"), DEADLINE);

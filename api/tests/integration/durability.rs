@@ -6,14 +6,12 @@
 //! epoch from 1 on is resolved with an input recomputed from its stored leaves and the
 //! previous output, and its proof verifies; every bet that got a 202 is in it, resolved once.
 
-use crate::pg::{database_url, TestSchema};
-use crate::proxy::Proxy;
+use crate::load::{kill_restart_under_load, Load, Mix, Promises, UNLIMITED};
+use crate::pg::TestSchema;
 use crate::server::{Server, FAST};
-use rand::Rng;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 use vrs::store::postgres::PgStore;
 use vrs::store::sqlite::SqliteStore;
@@ -23,90 +21,10 @@ use vrs_engine::group::Modulus;
 use vrs_engine::merkle;
 use vrs_engine::vdf::verify_encoded;
 
-const RESOLVE: Duration = Duration::from_secs(90);
+pub const RESOLVE: Duration = Duration::from_secs(90);
 
-/// Bets posted back to back by a few threads to whichever servers are up.
-struct Load {
-    stop: Arc<AtomicBool>,
-    /// game_id → the server URL that answered 202.
-    accepted: Arc<Mutex<BTreeMap<String, String>>>,
-    threads: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl Load {
-    /// `targets[i]` is the URL thread i posts to (swapped by the test on restarts); an empty
-    /// URL means that server is down.
-    fn start(targets: Arc<RwLock<Vec<String>>>, threads: usize) -> Load {
-        let stop = Arc::new(AtomicBool::new(false));
-        let accepted: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
-        let threads = (0..threads)
-            .map(|i| {
-                let (stop, accepted, targets) = (
-                    Arc::clone(&stop),
-                    Arc::clone(&accepted),
-                    Arc::clone(&targets),
-                );
-                std::thread::spawn(move || {
-                    let agent = ureq::AgentBuilder::new()
-                        .timeout(Duration::from_secs(15))
-                        .build();
-                    let mut n = 0u64;
-                    while !stop.load(Ordering::Relaxed) {
-                        let url = {
-                            let t = targets.read().unwrap();
-                            t[i % t.len()].clone()
-                        };
-                        if url.is_empty() {
-                            std::thread::sleep(Duration::from_millis(10));
-                            continue;
-                        }
-                        n += 1;
-                        let body = json!({
-                            "bet_type": if n.is_multiple_of(2) { "odd" } else { "over7" },
-                            "amount": 1.25,
-                            "player_seed": format!("load-{i}-{n}"),
-                        });
-                        match agent
-                            .post(&format!("{url}/api/v1/games/dice/bet"))
-                            .send_json(&body)
-                        {
-                            Ok(r) if r.status() == 202 => {
-                                let v: Value = r.into_json().unwrap();
-                                let id = v["game_id"].as_str().unwrap().to_owned();
-                                accepted.lock().unwrap().insert(id, url);
-                            }
-                            Ok(r) => panic!("bet answered {}", r.status()),
-                            // Down, killed mid-request or 503: no promise was made.
-                            Err(_) => std::thread::sleep(Duration::from_millis(10)),
-                        }
-                    }
-                })
-            })
-            .collect();
-        Load {
-            stop,
-            accepted,
-            threads,
-        }
-    }
-
-    fn count(&self) -> usize {
-        self.accepted.lock().unwrap().len()
-    }
-
-    fn finish(self) -> BTreeMap<String, String> {
-        self.stop.store(true, Ordering::Relaxed);
-        for t in self.threads {
-            t.join().expect("a load thread panicked");
-        }
-        Arc::try_unwrap(self.accepted)
-            .unwrap()
-            .into_inner()
-            .unwrap()
-    }
-}
-
-fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+/// Polls `done` until it holds; fails after `timeout`.
+pub fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
     while !done() {
         assert!(Instant::now() < deadline, "{what}: not within {timeout:?}");
@@ -114,17 +32,8 @@ fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// The rng values of resolved games, as seen now through `server`.
-fn resolved_values(server: &Server, ids: &[String]) -> BTreeMap<String, String> {
-    ids.iter()
-        .filter_map(|id| {
-            let (status, g) = server.get(&format!("/api/v1/games/{id}"));
-            (status == 200).then(|| (id.clone(), g["result"]["rngValue"].to_string()))
-        })
-        .collect()
-}
-
-fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
+/// Runs a future to completion from a sync test.
+pub fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -132,9 +41,9 @@ fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
         .block_on(f)
 }
 
-/// Re-derives the chain from what `store` holds and checks every accepted bet against it.
-/// Returns the number of resolved epochs.
-async fn check_chain(store: &dyn Store, accepted: &BTreeMap<String, String>) -> u64 {
+/// Re-derives the chain from what `store` holds and checks every game accepted into an epoch
+/// against it: in one resolved epoch of the chain, once. Returns the number of resolved epochs.
+pub async fn check_chain(store: &dyn Store, accepted: &Promises) -> u64 {
     let m = Modulus::by_name("test512").unwrap();
     let last = store
         .latest_resolved_epoch()
@@ -144,6 +53,8 @@ async fn check_chain(store: &dyn Store, accepted: &BTreeMap<String, String>) -> 
         .number;
     let mut prev_y = m.encode(&genesis_output(&m));
     let mut games_in_chain = 0;
+    // How often each game appears in the chain's epochs.
+    let mut occurrences: BTreeMap<String, usize> = BTreeMap::new();
     for e in 1..=last {
         let rec = store
             .epoch(e)
@@ -183,11 +94,22 @@ async fn check_chain(store: &dyn Store, accepted: &BTreeMap<String, String>) -> 
                 "game {} of epoch {e}",
                 g.new.game_id
             );
+            *occurrences.entry(g.new.game_id.clone()).or_default() += 1;
         }
         games_in_chain += leaves.len();
         prev_y = output.y;
     }
-    for id in accepted.keys() {
+    let on_epoch_path: Vec<&String> = accepted
+        .iter()
+        .filter(|(_, p)| p.on_epoch_path())
+        .map(|(id, _)| id)
+        .collect();
+    for id in &on_epoch_path {
+        assert_eq!(
+            occurrences.get(*id),
+            Some(&1),
+            "bet {id} is not in the chain exactly once"
+        );
         let g = store
             .game(id)
             .await
@@ -199,70 +121,21 @@ async fn check_chain(store: &dyn Store, accepted: &BTreeMap<String, String>) -> 
             g.epoch
         );
     }
-    assert!(games_in_chain >= accepted.len());
+    assert!(games_in_chain >= on_epoch_path.len());
     eprintln!(
-        "chain checked: {last} epochs, {games_in_chain} games, {} bets with a 202",
-        accepted.len()
+        "chain checked: {last} epochs, {games_in_chain} games, {} accepted into an epoch",
+        on_epoch_path.len()
     );
     last
-}
-
-/// Kills the server at random moments under load and restarts it, on one store.
-fn kill_restart_under_load(start: &dyn Fn() -> Server) -> (BTreeMap<String, String>, Vec<Server>) {
-    let mut rng = rand::thread_rng();
-    let mut server = start();
-    let targets = Arc::new(RwLock::new(vec![server.url.clone()]));
-    let load = Load::start(Arc::clone(&targets), 4);
-    let mut seen_resolved = BTreeMap::new();
-    for round in 0..4 {
-        std::thread::sleep(Duration::from_millis(rng.gen_range(150..1200)));
-        // Results seen before a crash must never change afterwards.
-        let ids: Vec<String> = load
-            .accepted
-            .lock()
-            .unwrap()
-            .keys()
-            .take(40)
-            .cloned()
-            .collect();
-        seen_resolved.extend(resolved_values(&server, &ids));
-        targets.write().unwrap()[0] = String::new();
-        server.crash();
-        server = start();
-        targets.write().unwrap()[0] = server.url.clone();
-        assert!(load.count() > 0, "round {round}: no bet accepted yet");
-    }
-    // The last server takes bets too before the load stops.
-    let before = load.count();
-    wait_for("bets on the last server", Duration::from_secs(30), || {
-        load.count() >= before + 20
-    });
-    let accepted = load.finish();
-    assert!(
-        accepted.len() >= 20,
-        "only {} bets accepted",
-        accepted.len()
-    );
-    wait_for("every accepted bet resolves", RESOLVE, || {
-        let (_, stats) = server.get("/api/v1/stats");
-        stats["pending_games"] == 0
-    });
-    let ids: Vec<String> = seen_resolved.keys().cloned().collect();
-    assert_eq!(
-        resolved_values(&server, &ids),
-        seen_resolved,
-        "a result changed"
-    );
-    (accepted, vec![server])
 }
 
 #[test]
 fn sqlite_kill_9_under_load_loses_no_accepted_bet() {
     let dir = tempfile::tempdir().unwrap();
-    let (accepted, servers) = kill_restart_under_load(&|| Server::start(dir.path(), FAST));
-    for s in servers {
-        assert!(s.stop());
-    }
+    let flags = [FAST, UNLIMITED].concat();
+    let (accepted, server) =
+        kill_restart_under_load(&|| Server::start(dir.path(), &flags), &Mix::dice(), 4, 4);
+    assert!(server.stop());
     let store = SqliteStore::open(dir.path()).unwrap();
     block_on(check_chain(&store, &accepted));
 }
@@ -271,8 +144,10 @@ fn sqlite_kill_9_under_load_loses_no_accepted_bet() {
 fn postgres_kill_9_under_load_loses_no_accepted_bet() {
     let schema = TestSchema::create("crash");
     let url = schema.url();
-    let (accepted, servers) = kill_restart_under_load(&|| Server::start_pg(&url, FAST));
-    drop(servers);
+    let flags = [FAST, UNLIMITED].concat();
+    let (accepted, server) =
+        kill_restart_under_load(&|| Server::start_pg(&url, &flags), &Mix::dice(), 4, 4);
+    drop(server);
     block_on(async {
         let store = PgStore::connect(&url).await.unwrap();
         check_chain(&store, &accepted).await
@@ -296,7 +171,7 @@ fn three_replicas_survive_the_leader_being_killed() {
     let schema = TestSchema::create("replicas");
     let url = schema.url();
     // Small pools: three servers and the other tests share the database's connections.
-    let flags = [FAST, &["--database-pool-size", "6"]].concat();
+    let flags = [FAST, UNLIMITED, &["--database-pool-size", "6"]].concat();
     let mut servers: Vec<Option<Server>> = (0..3)
         .map(|_| Some(Server::start_pg(&url, &flags)))
         .collect();
@@ -310,10 +185,10 @@ fn three_replicas_survive_the_leader_being_killed() {
             .map(|s| s.as_ref().unwrap().url.clone())
             .collect::<Vec<_>>(),
     ));
-    let load = Load::start(Arc::clone(&targets), 6);
+    let load = Load::start(Arc::clone(&targets), 6, &Mix::dice());
     wait_for("bets on every replica", Duration::from_secs(20), || {
-        let accepted = load.accepted.lock().unwrap();
-        let urls: std::collections::BTreeSet<&String> = accepted.values().collect();
+        let accepted = load.accepted();
+        let urls: std::collections::BTreeSet<&String> = accepted.values().map(|p| &p.url).collect();
         urls.len() == 3 && accepted.len() > 50
     });
 
@@ -399,35 +274,14 @@ fn a_frozen_leader_is_replaced_and_stands_by_when_it_thaws() {
     assert_eq!(leaders(&servers), [1 - old], "one leader after the thaw");
     block_on(async {
         let store = PgStore::connect(&url).await.unwrap();
-        check_chain(&store, &BTreeMap::new()).await
+        check_chain(&store, &Promises::new()).await
     });
 }
 
 #[test]
 fn a_database_outage_answers_503_and_heals_by_itself() {
     let schema = TestSchema::create("outage");
-    let config: tokio_postgres::Config = database_url().parse().unwrap();
-    let host = match &config.get_hosts()[0] {
-        tokio_postgres::config::Host::Tcp(h) => h.clone(),
-        #[allow(unreachable_patterns)]
-        other => panic!("TEST_DATABASE_URL must use TCP for this test, not {other:?}"),
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let target = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
-        .unwrap()
-        .next()
-        .unwrap();
-    let proxy = Proxy::start(target);
-    let user = config.get_user().unwrap_or("postgres");
-    let password = config
-        .get_password()
-        .map(|p| format!(":{}", String::from_utf8_lossy(p)))
-        .unwrap_or_default();
-    let db = config.get_dbname().unwrap_or(user);
-    let url = format!(
-        "postgres://{user}{password}@{}/{db}?options=-csearch_path%3D{}",
-        proxy.addr, schema.name
-    );
+    let (proxy, url) = schema.through_proxy();
     let server = Server::start_pg(&url, FAST);
     let bet = json!({"bet_type": "even", "player_seed": "outage"});
     let (_, h) = server.get("/health");

@@ -26,7 +26,8 @@ fn binary() -> PathBuf {
     p
 }
 
-fn free_port() -> u16 {
+/// A loopback port free right now (the OS's pick; taken by whoever binds it first).
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -37,6 +37,7 @@ async fn api() -> Api {
         anchor: Default::default(),
         notary: Default::default(),
         notary_separate: false,
+        entropy: Default::default(),
     };
     Api {
         router: app(Arc::new(state)),
@@ -418,6 +419,8 @@ async fn raw_rng_bodies() {
     );
     let (s, _) = api.post(rng, json!({"client_seed": "abc"})).await;
     assert_eq!(s, StatusCode::ACCEPTED);
+    let (s, v) = api.post_raw(rng, Some("application/json"), "null").await;
+    assert_eq!(s, StatusCode::ACCEPTED, "null is no body: {v}");
     for (body, why) in [
         (json!({"client_seed": 5}), "seed not a string"),
         (json!({"client_seed": "x".repeat(257)}), "seed too long"),

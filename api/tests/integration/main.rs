@@ -4,19 +4,25 @@
 #![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
 mod anchor;
 mod browser;
+mod chaos;
 mod cli_bench;
 mod cli_vdf;
 mod cli_verify;
 mod cli_verify_anchor;
 mod durability;
 mod evm;
+mod fuzz;
 mod http_errors;
 mod independent;
+mod limits;
+mod load;
 mod notary;
+mod observability;
 mod openapi;
 mod pg;
 mod proxy;
 mod router_epoch;
+mod schemathesis;
 mod serve_games;
 mod serve_pool;
 mod serve_restart;

@@ -46,18 +46,14 @@ pub fn header<'a>(hs: &'a [(String, String)], name: &str) -> Option<&'a str> {
 
 /// `vrs keys create` against the running service's store; returns (key, id).
 pub fn create_key(data_dir: &Path, name: &str) -> (String, String) {
-    let out = crate::vrs(
-        &[
-            "keys",
-            "create",
-            "--name",
-            name,
-            "--json",
-            "--data-dir",
-            data_dir.to_str().unwrap(),
-        ],
-        "",
-    );
+    create_key_in(&["--data-dir", data_dir.to_str().unwrap()], name)
+}
+
+/// `vrs keys create` in the store that `store` names (`--data-dir DIR` or `--database-url
+/// URL`); returns (key, id).
+pub fn create_key_in(store: &[&str], name: &str) -> (String, String) {
+    let args = [&["keys", "create", "--name", name, "--json"], store].concat();
+    let out = crate::vrs(&args, "");
     assert!(out.status.success(), "{out:?}");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     (
@@ -369,7 +365,7 @@ fn notary_with_api_keys_idempotency_and_proofs() {
     let (status, _, e) = post(&url, &unknown.to_string(), &auth);
     assert_eq!(
         (status, e["field"].as_str()),
-        (400, Some("metadata.game_id")),
+        (404, Some("metadata.game_id")),
         "{e}"
     );
 

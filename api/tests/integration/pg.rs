@@ -2,6 +2,7 @@
 //! when none is given); every test works in a schema of its own, dropped when it ends. Without
 //! a database the Postgres tests fail: they never skip.
 
+use crate::proxy::Proxy;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The database the Postgres tests use.
@@ -62,6 +63,34 @@ impl TestSchema {
     pub fn url(&self) -> String {
         let sep = if self.base.contains('?') { '&' } else { '?' };
         format!("{}{sep}options=-csearch_path%3D{}", self.base, self.name)
+    }
+
+    /// A TCP proxy the test can cut between the service and the database, and this schema's
+    /// URL through it.
+    pub fn through_proxy(&self) -> (Proxy, String) {
+        let config: tokio_postgres::Config = self.base.parse().unwrap();
+        let host = match &config.get_hosts()[0] {
+            tokio_postgres::config::Host::Tcp(h) => h.clone(),
+            #[allow(unreachable_patterns)]
+            other => panic!("TEST_DATABASE_URL must use TCP for this test, not {other:?}"),
+        };
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let target = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
+            .unwrap()
+            .next()
+            .unwrap();
+        let proxy = Proxy::start(target);
+        let user = config.get_user().unwrap_or("postgres");
+        let password = config
+            .get_password()
+            .map(|p| format!(":{}", String::from_utf8_lossy(p)))
+            .unwrap_or_default();
+        let db = config.get_dbname().unwrap_or(user);
+        let url = format!(
+            "postgres://{user}{password}@{}/{db}?options=-csearch_path%3D{}",
+            proxy.addr, self.name
+        );
+        (proxy, url)
     }
 
     /// Runs SQL inside this schema.

@@ -30,6 +30,10 @@ impl Proxy {
                 let Ok(server) = TcpStream::connect(target) else {
                     continue;
                 };
+                // Small protocol messages (PostgreSQL's, JSON-RPC's) would otherwise wait for
+                // Nagle's algorithm and the peer's delayed ACK on every round trip.
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
                 let mut all = st.lock().unwrap();
                 all.push(client.try_clone().unwrap());
                 all.push(server.try_clone().unwrap());

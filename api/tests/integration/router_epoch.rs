@@ -44,6 +44,7 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
         anchor: Default::default(),
         notary: Default::default(),
         notary_separate: false,
+        entropy: Default::default(),
     }));
     let (s, bet) = call(
         &router,

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 const DEADLINE: Duration = Duration::from_secs(90);
 
 /// Fast epochs plus a small, quickly filled pool.
-fn pool_flags(extra: &[&'static str]) -> Vec<&'static str> {
+pub fn pool_flags(extra: &[&'static str]) -> Vec<&'static str> {
     let mut f = FAST.to_vec();
     f.extend_from_slice(&[
         "--pool-iterations",

@@ -53,13 +53,32 @@ impl Server {
         Self::launch(cmd, extra)
     }
 
-    fn launch(mut cmd: Command, extra: &[&str]) -> Server {
+    /// [`Server::start`] with its log (stderr) written to `log` at level `rust_log`.
+    pub fn start_logged(data_dir: &Path, extra: &[&str], log: &Path, rust_log: &str) -> Server {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vrs"));
+        cmd.args(["serve", "--data-dir"])
+            .arg(data_dir)
+            .env_remove("DATABASE_URL");
+        let file = std::fs::File::create(log).expect("log file");
+        Self::launch_to(cmd, extra, Stdio::from(file), rust_log)
+    }
+
+    fn launch(cmd: Command, extra: &[&str]) -> Server {
+        Self::launch_to(cmd, extra, Stdio::inherit(), "warn")
+    }
+
+    fn launch_to(mut cmd: Command, extra: &[&str], stderr: Stdio, rust_log: &str) -> Server {
+        // Tests post from one address as fast as they can: the per-client write limit is off
+        // unless a test sets it (limits.rs does).
+        if !extra.contains(&"--rate-limit") {
+            cmd.args(["--rate-limit", "0"]);
+        }
         let mut child = cmd
             .args(["--addr", "127.0.0.1:0"])
             .args(extra)
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", rust_log)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("vrs serve starts");
         let stdout = child.stdout.take().expect("stdout");
@@ -92,6 +111,25 @@ impl Server {
             .status()
             .unwrap()
             .success());
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits up to `limit` for the process to exit by itself; its exit code (None: it was
+    /// still running, and is killed, or a signal ended it).
+    pub fn wait_exit(mut self, limit: Duration) -> Option<i32> {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        None
     }
 
     /// SIGKILL: a crash, with no chance to clean up.

@@ -7,5 +7,6 @@ mod batch_cpu;
 mod batch_gpu;
 mod batch_simd;
 mod batch_support;
+mod fuzz;
 mod vectors;
 mod wesolowski;

@@ -3,7 +3,7 @@
 //! (`anchor_inclusion`), and the batch's transaction read back from a node of the verifier's
 //! choosing (`anchor_onchain`). Shared by `vrs verify` and `vrs audit`.
 
-use super::{Http, Step, Verdict};
+use super::{Fetch, Step, Verdict};
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
 use vrs_engine::anchor::{calldata, epoch_record_hash, root_from_calldata, EpochRecord};
@@ -334,12 +334,12 @@ pub(in crate::cli) fn check_transaction(
 /// A JSON-RPC client for an EVM node, over the checking commands' blocking HTTP client.
 #[derive(Debug)]
 pub(in crate::cli) struct Rpc<'a> {
-    http: &'a Http,
+    http: &'a dyn Fetch,
     pub url: String,
 }
 
 impl<'a> Rpc<'a> {
-    pub fn new(http: &'a Http, url: &str) -> Self {
+    pub fn new(http: &'a dyn Fetch, url: &str) -> Self {
         Rpc {
             http,
             url: url.to_owned(),

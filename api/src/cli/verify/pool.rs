@@ -5,7 +5,7 @@
 //! batch's row; each step also requires it to agree with the published row, so a server cannot
 //! show one batch to this game and another to everyone auditing the pool.
 
-use super::{new_game, outcome_steps, step, vdf_step, Fields, Http, Step};
+use super::{new_game, outcome_steps, step, vdf_step, Fetch, Fields, Step};
 use serde_json::Value;
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle::{self, Hash};
@@ -71,24 +71,24 @@ struct Published {
 /// GETs `url`; the server not having it (404) or a wrong shape is a failed step, not being
 /// able to ask the server is an error (exit 2).
 fn fetch<T>(
-    http: &Http,
+    from: &dyn Fetch,
     url: &str,
     what: &str,
     decode: impl FnOnce(&Value) -> Result<T, String>,
 ) -> anyhow::Result<Result<T, String>> {
-    Ok(match http.get_opt(url)? {
+    Ok(match from.get_opt(url)? {
         None => Err(format!("the server does not publish {what} ({url}: 404)")),
         Some(v) => decode(&v).map_err(|e| format!("{what}: {e}")),
     })
 }
 
-fn fetch_published(http: &Http, server: &str, p: &Fields) -> anyhow::Result<Published> {
+fn fetch_published(from: &dyn Fetch, server: &str, p: &Fields) -> anyhow::Result<Published> {
     let batch_url = |n: u64| format!("{server}/api/v1/pool/batches/{n}");
     let (batch, previous) = match p.u64("pool_batch") {
         Err(e) => (Err(e.clone()), Err(e)),
         Ok(b) => {
             let batch = fetch(
-                http,
+                from,
                 &batch_url(b),
                 &format!("pool batch {b}"),
                 Batch::decode,
@@ -97,7 +97,7 @@ fn fetch_published(http: &Http, server: &str, p: &Fields) -> anyhow::Result<Publ
                 0 => Err("pool batch 0 does not exist".to_owned()),
                 1 => Ok(None),
                 _ => fetch(
-                    http,
+                    from,
                     &batch_url(b - 1),
                     &format!("pool batch {}", b - 1),
                     |v| Batch::decode(v).map(Some),
@@ -109,7 +109,7 @@ fn fetch_published(http: &Http, server: &str, p: &Fields) -> anyhow::Result<Publ
     let anchor_epoch = match p.u64("anchor_epoch") {
         Err(e) => Err(e),
         Ok(e) => fetch(
-            http,
+            from,
             &format!("{server}/api/v1/epochs/{e}"),
             &format!("anchor epoch {e}"),
             |v| Ok(v.clone()),
@@ -124,14 +124,14 @@ fn fetch_published(http: &Http, server: &str, p: &Fields) -> anyhow::Result<Publ
 
 /// The §14 steps of a pool-served game, in the order of the protocol's table.
 pub(super) fn steps(
-    http: &Http,
+    from: &dyn Fetch,
     server: &str,
     game_id: &str,
     body: &Value,
 ) -> anyhow::Result<Vec<Step>> {
     let proof = super::proof_of(body)?;
     let p = Fields(proof);
-    let published = fetch_published(http, server, &p)?;
+    let published = fetch_published(from, server, &p)?;
     let modulus = Modulus::by_name(&p.str("modulus"));
     let game = new_game(proof.get("bet").unwrap_or(&Value::Null));
     // Every step recomputes from the proof's own values; this one seed is shared because

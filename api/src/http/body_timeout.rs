@@ -1,0 +1,61 @@
+//! Request bodies are read whole, within a time limit, before any handler runs: a client that
+//! trickles its body cannot hold a connection and a handler for longer (408), and one that
+//! sends more than the limit is stopped at the limit (413). Bodies here are small JSON
+//! documents, so buffering them costs nothing.
+
+use super::BODY_LIMIT;
+use axum::body::{Body, HttpBody as _};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Response, StatusCode};
+use axum::middleware::Next;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use std::time::Duration;
+
+/// Middleware: buffers the body within `limit`, then hands the request on.
+pub async fn read_body_within(
+    State(limit): State<Duration>,
+    req: Request,
+    next: Next,
+) -> Response<Body> {
+    // Reads (and empty POSTs) have nothing to wait for.
+    if req.body().is_end_stream() {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let read = tokio::time::timeout(limit, Limited::new(body, BODY_LIMIT).collect()).await;
+    match read {
+        Ok(Ok(collected)) => {
+            let req = Request::from_parts(parts, Body::from(collected.to_bytes()));
+            next.run(req).await
+        }
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body too large; the limit is {BODY_LIMIT} bytes"),
+        ),
+        Ok(Err(e)) => error(
+            StatusCode::BAD_REQUEST,
+            format!("the request body could not be read: {e}"),
+        ),
+        Err(_) => error(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request body did not arrive within {} s",
+                limit.as_secs_f64()
+            ),
+        ),
+    }
+}
+
+fn error(status: StatusCode, message: String) -> Response<Body> {
+    let body = serde_json::json!({ "error": message });
+    let mut res = Response::new(Body::from(body.to_string()));
+    *res.status_mut() = status;
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    // The rest of what the client sent is unread: this connection cannot carry another request.
+    res.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    res
+}

@@ -1,0 +1,10 @@
+//! `vrs_engine::fuzz` target `modulus_name` (docs/OPERATIONS.md, "Fuzzing").
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Err(e) = vrs_engine::fuzz::run("modulus_name", data) {
+        panic!("{e}");
+    }
+});

@@ -1,0 +1,10 @@
+//! `vrs::fuzz::proof_doc` (docs/OPERATIONS.md, "Fuzzing").
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Err(e) = vrs::fuzz::proof_doc(data) {
+        panic!("{e}");
+    }
+});

@@ -1,0 +1,10 @@
+//! `vrs::fuzz::store_codec` (docs/OPERATIONS.md, "Fuzzing").
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Err(e) = vrs::fuzz::store_codec(data) {
+        panic!("{e}");
+    }
+});

@@ -1,0 +1,10 @@
+//! `vrs::fuzz::verify_response` (docs/OPERATIONS.md, "Fuzzing").
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Err(e) = vrs::fuzz::verify_response(data) {
+        panic!("{e}");
+    }
+});

@@ -1,0 +1,10 @@
+//! `vrs::fuzz::x402_header` (docs/OPERATIONS.md, "Fuzzing").
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Err(e) = vrs::fuzz::x402_header(data) {
+        panic!("{e}");
+    }
+});
