@@ -1,6 +1,7 @@
 //! Writes the seed corpus of every fuzz target (the service's and the engine's), one
 //! directory per target and one file per seed: `cargo run -p vrs --example fuzz_seeds --
-//! fuzz/corpus`. The seeds come from the service running in process (docs/OPERATIONS.md, "Fuzzing").
+//! fuzz/corpus`. The seeds come from the service running in process (docs/OPERATIONS.md,
+//! "Fuzzing the decoders").
 
 use std::path::PathBuf;
 

@@ -1,4 +1,5 @@
-//! `vrs::fuzz::rng_body` through the real router (docs/OPERATIONS.md, "Fuzzing").
+//! `vrs::fuzz::rng_body` through the real router.
+//! docs/OPERATIONS.md, "Fuzzing the decoders".
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -1,4 +1,5 @@
-//! `vrs_engine::fuzz` target `vdf_replay` (docs/OPERATIONS.md, "Fuzzing").
+//! `vrs_engine::fuzz` target `vdf_replay`.
+//! docs/OPERATIONS.md, "Fuzzing the decoders".
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

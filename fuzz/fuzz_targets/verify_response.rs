@@ -1,4 +1,5 @@
-//! `vrs::fuzz::verify_response` (docs/OPERATIONS.md, "Fuzzing").
+//! `vrs::fuzz::verify_response`.
+//! docs/OPERATIONS.md, "Fuzzing the decoders".
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -1,4 +1,5 @@
-//! `vrs::fuzz::x402_notarize` through the real router (docs/OPERATIONS.md, "Fuzzing").
+//! `vrs::fuzz::x402_notarize` through the real router.
+//! docs/OPERATIONS.md, "Fuzzing the decoders".
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -46,8 +46,8 @@ pub fn x402_config() -> X402Config {
         network: "eip155:8453".into(),
         network_v1: "base".into(),
         max_timeout_s: 300,
-        // Port 9 (discard) is closed here: settlement fails at once, as with a facilitator
-        // that cannot be reached.
+        // Nothing listens on port 9 (discard) on a test machine: settlement fails at once, as
+        // with a facilitator that cannot be reached.
         facilitator_url: Some("http://127.0.0.1:9".into()),
     }
 }
@@ -70,7 +70,7 @@ pub struct Harness {
 
 impl Harness {
     /// Starts the service on a new store in `dir` (which the caller removes afterwards), and
-    /// waits for a resolved epoch game and a pool-served game (a few seconds at most).
+    /// waits for its games to resolve, three epochs and a pool batch (about a second).
     pub fn open(dir: &Path) -> Result<Self, String> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -110,11 +110,6 @@ impl Harness {
     /// ([`check_response`]).
     pub fn send(&self, req: Request<Body>) -> Result<(StatusCode, Value), String> {
         self.runtime.block_on(call(&self.router, req))
-    }
-
-    /// The runtime the service runs on (for callers that need to wait on it).
-    pub fn runtime(&self) -> &tokio::runtime::Runtime {
-        &self.runtime
     }
 }
 

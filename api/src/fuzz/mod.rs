@@ -2,7 +2,7 @@
 //! drives the real code as the service or the CLI does (a request through the real router,
 //! a server's answer through the real `vrs verify` and `vrs audit` steps), so the cargo-fuzz
 //! targets in `fuzz/` and the proptest suite (tests/integration/fuzz.rs) test the same thing.
-//! docs/OPERATIONS.md ("Fuzzing") lists the targets and how to run them.
+//! docs/OPERATIONS.md ("Fuzzing the decoders") lists the targets and how to run them.
 //!
 //! Every entry point returns `Err` when an invariant is broken: an HTTP answer that is a 5xx,
 //! or a 4xx without a JSON `error`; a decoded value that does not re-encode to itself. A
@@ -48,14 +48,17 @@ pub const TARGETS: &[&str] = &[
 ];
 
 /// The body of a notarization that needs nothing but payment.
-const NOTARIZE_BODY: &str = r#"{"schema":"sha256","payload_hash":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}"#;
+const NOTARIZE_BODY: &str = concat!(
+    r#"{"schema":"sha256","#,
+    r#""payload_hash":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}"#
+);
 
 // ---------------------------------------------------------------------------------------
 // Through the router.
 
-/// A raw request: `METHOD PATH` on the first line, `Name: value` header lines, an empty line,
-/// then the body. Lines that hyper would refuse (a bad method, URI or header) never reach the
-/// router and are skipped. `$API_KEY` in a header value is the harness's key.
+/// A raw request: `METHOD PATH` on the first line, `Name: value` header lines, an empty line
+/// (LF or CRLF), then the body. Lines that hyper would refuse (a bad method, URI or header)
+/// never reach the router and are skipped. `$API_KEY` in a header value is the harness's key.
 pub fn http_request(h: &Harness, data: &[u8]) -> Result<(), String> {
     let Some(req) = raw_request(h, data) else {
         return Ok(());
@@ -64,8 +67,15 @@ pub fn http_request(h: &Harness, data: &[u8]) -> Result<(), String> {
 }
 
 fn raw_request(h: &Harness, data: &[u8]) -> Option<Request<Body>> {
-    let (head, body) = match find(data, b"\n\n") {
-        Some(at) => (&data[..at], &data[at + 2..]),
+    // The first empty line, LF or CRLF.
+    let crlf = find(data, b"\r\n\r\n").map(|at| (at, 4));
+    let lf = find(data, b"\n\n").map(|at| (at, 2));
+    let split = match (crlf, lf) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    let (head, body) = match split {
+        Some((at, gap)) => (&data[..at], &data[at + gap..]),
         None => (data, &[][..]),
     };
     let head = std::str::from_utf8(head).ok()?;
@@ -202,9 +212,7 @@ fn percent_encode(data: &[u8]) -> String {
 pub fn x402_notarize(h: &Harness, data: &[u8]) -> Result<(), String> {
     let (flags, payload) = data.split_first().map_or((0, &[][..]), |(f, b)| (*f, b));
     let now = u64::try_from(crate::epoch::now_ms() / 1000).unwrap_or_default();
-    let Some(value) = payment_header(&x402_config(), flags, payload, now)? else {
-        return Ok(());
-    };
+    let value = payment_header(&x402_config(), flags, payload, now)?;
     let name = if flags & 1 == 0 {
         x402::HEADER_SIGNATURE
     } else {
@@ -251,10 +259,8 @@ pub fn x402_header(data: &[u8]) -> Result<(), String> {
 pub fn x402_payload(data: &[u8]) -> Result<(), String> {
     let (flags, payload) = data.split_first().map_or((0, &[][..]), |(f, b)| (*f, b));
     let config = x402_config();
-    match payment_header(&config, flags, payload, SEED_NOW)? {
-        Some(value) => decode_payment(&config, flags, &value),
-        None => Ok(()),
-    }
+    let value = payment_header(&config, flags, payload, SEED_NOW)?;
+    decode_payment(&config, flags, &value)
 }
 
 fn decode_payment(config: &X402Config, flags: u8, value: &str) -> Result<(), String> {
@@ -281,16 +287,16 @@ fn decode_payment(config: &X402Config, flags: u8, value: &str) -> Result<(), Str
 }
 
 /// The header value for a payload: `now±N` times filled in, re-signed when bit 1 of `flags`
-/// asks, base64. `None` for a payload that is not UTF-8 (nothing to put in a header).
+/// asks, base64. Bytes that are not JSON are sent as they are, base64-encoded.
 fn payment_header(
     config: &X402Config,
     flags: u8,
     payload: &[u8],
     now: u64,
-) -> Result<Option<String>, String> {
+) -> Result<String, String> {
     let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
     let Ok(mut v) = serde_json::from_slice::<Value>(payload) else {
-        return Ok(Some(b64(payload)));
+        return Ok(b64(payload));
     };
     if let Some(auth) = v
         .pointer_mut("/payload/authorization")
@@ -313,7 +319,7 @@ fn payment_header(
     if flags & 2 == 2 {
         resign(config, &mut v)?;
     }
-    Ok(Some(b64(v.to_string().as_bytes())))
+    Ok(b64(v.to_string().as_bytes()))
 }
 
 /// `now+N` or `now-N` as the decimal time.

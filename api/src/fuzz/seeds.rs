@@ -362,7 +362,10 @@ fn cli(h: &Harness, out: &mut Vec<Seed>) -> Result<(), String> {
     let id = &h.epoch_game;
     let verify_path = format!("/api/v1/verify/{id}");
     let verified = ok(&verify_path)?;
-    let epoch_input = |v: &Value, rpc: bool| json!({"game_id": id, "rpc": rpc, "require_anchor": rpc, "answers": {&verify_path: v}});
+    let epoch_input = |v: &Value, rpc: bool| {
+        json!({"game_id": id, "rpc": rpc, "require_anchor": rpc,
+               "answers": {&verify_path: v}})
+    };
     out.push(seed(
         "verify_response",
         "epoch-game",

@@ -12,7 +12,7 @@ use vrs::fuzz::{self, Harness, Seed};
 
 /// Cases per property: enough to cover every mutation kind, bounded so that the whole file
 /// runs in well under a minute on two cores.
-const CASES: u32 = 96;
+const CASES: u32 = 256;
 
 fn runner(cases: u32) -> TestRunner {
     TestRunner::new(Config {
@@ -430,7 +430,8 @@ fn x402_payments_with_any_fields_are_refused_cleanly() {
             let payload = if v1 {
                 json!({"x402Version": 1, "scheme": "exact", "network": "base", "payload": exact})
             } else {
-                json!({"x402Version": 2, "accepted": fuzz::x402_config().requirements_v2(), "payload": exact})
+                let accepted = fuzz::x402_config().requirements_v2();
+                json!({"x402Version": 2, "accepted": accepted, "payload": exact})
             };
             let flags = u8::from(v1) | if sign { 2 } else { 0 };
             (flags, payload.to_string(), noise)

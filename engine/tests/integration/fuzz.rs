@@ -33,16 +33,24 @@ fn edits() -> impl Strategy<Value = Vec<(usize, u8, u8, usize)>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
-    fn arbitrary_bytes_never_panic(target in 0..fuzz::TARGETS.len(), data in prop::collection::vec(any::<u8>(), 0..700)) {
+    fn arbitrary_bytes_never_panic(
+        target in 0..fuzz::TARGETS.len(),
+        data in prop::collection::vec(any::<u8>(), 0..700),
+    ) {
         ok(fuzz::run(fuzz::TARGETS[target], &data))?;
     }
 
     /// A valid proof with one of its fields (or T) edited is refused, never a panic.
     #[test]
-    fn edited_proofs_are_refused(selector in 0u8..3, field in 0usize..5, e in edits(), t_delta in any::<i8>()) {
+    fn edited_proofs_are_refused(
+        selector in 0u8..3,
+        field in 0usize..5,
+        e in edits(),
+        t_delta in any::<i8>(),
+    ) {
         let t = [100u64, 50, 20][usize::from(selector)];
         let p = proof(selector, t);
         let mut fields = [p.x, p.y, p.l, p.pi];
@@ -63,7 +71,12 @@ proptest! {
 
     /// A valid replay list with a checkpoint edited, moved or dropped.
     #[test]
-    fn edited_replays_never_panic(which in any::<usize>(), e in edits(), shift in any::<i16>(), drop_one in any::<bool>()) {
+    fn edited_replays_never_panic(
+        which in any::<usize>(),
+        e in edits(),
+        shift in any::<i16>(),
+        drop_one in any::<bool>(),
+    ) {
         let p = fuzz::valid_proof(0, 300, Some(64)).map_err(TestCaseError::fail)?;
         let (x, y, mut points) = (p.x, p.y, p.replay);
         let i = which % points.len();
@@ -80,7 +93,10 @@ proptest! {
 
     /// Modulus names: hex of any length and digits, and the named ones edited.
     #[test]
-    fn modulus_names_never_panic(digits in "[0-9a-fA-F_+ -]{0,140}", name in "(rsa2048|test512|test1024|hex:)[a-z0-9:]{0,6}") {
+    fn modulus_names_never_panic(
+        digits in "[0-9a-fA-F_+ -]{0,140}",
+        name in "(rsa2048|test512|test1024|hex:)[a-z0-9:]{0,6}",
+    ) {
         ok(fuzz::modulus_name(format!("hex:{digits}").as_bytes()))?;
         ok(fuzz::modulus_name(name.as_bytes()))?;
     }
@@ -99,7 +115,13 @@ proptest! {
 
     /// Merkle paths: random trees and paths, and the seed's fields edited.
     #[test]
-    fn merkle_paths_never_panic(index in any::<u64>(), size in any::<u64>(), n in 0u8..70, shape in any::<[u8; 3]>(), calldata in prop::collection::vec(any::<u8>(), 0..60)) {
+    fn merkle_paths_never_panic(
+        index in any::<u64>(),
+        size in any::<u64>(),
+        n in 0u8..70,
+        shape in any::<[u8; 3]>(),
+        calldata in prop::collection::vec(any::<u8>(), 0..60),
+    ) {
         let mut o = Output::default();
         o.bytes(&[9; 32]).u64(index % 300).u64(size % 300).u8(n);
         for i in 0..n {
