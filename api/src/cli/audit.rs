@@ -40,6 +40,8 @@ pub struct AuditArgs {
     /// counted as pending, not failed.
     #[arg(long, value_name = "URL")]
     pub rpc: Option<String>,
+    #[command(flatten)]
+    pub group: super::verify::GroupArg,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -124,6 +126,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
         &server,
         args.from,
         args.to,
+        &args.group.group,
         args.rpc.as_deref(),
         &fastest,
     )?;
@@ -178,6 +181,7 @@ pub(crate) fn audit(
     server: &str,
     from: u64,
     to: u64,
+    group: &str,
     rpc: Option<&str>,
     open: &dyn Fn(&Modulus) -> anyhow::Result<Box<dyn BatchBackend>>,
 ) -> anyhow::Result<(Summary, &'static str)> {
@@ -198,9 +202,10 @@ pub(crate) fn audit(
     }
     bar.finish_and_clear();
 
-    let modulus_id = epochs[0].modulus.clone();
-    let modulus = Modulus::by_name(&modulus_id)
-        .with_context(|| format!("epoch {} names modulus {modulus_id}", epochs[0].number))?;
+    // The group is the auditor's choice, never the server's: a modulus the server picked (one
+    // it can factor) would let it forge every proof. Epochs naming another group fail.
+    let modulus = Modulus::by_name(group).with_context(|| format!("--group {group}"))?;
+    let modulus_id = modulus.id().to_owned();
     let mut failures = Vec::new();
     let mut fail = |epoch: u64, check: &'static str, detail: String| {
         failures.push(Failure {
@@ -213,11 +218,15 @@ pub(crate) fn audit(
     let mut item_epochs = Vec::new();
     let mut prev_y: Option<Vec<u8>> = before.map(|e| e.y);
     for e in &epochs {
-        if e.modulus != modulus_id {
+        if !e.modulus.eq_ignore_ascii_case(&modulus_id) {
             fail(
                 e.number,
-                "modulus",
-                format!("{} instead of {modulus_id}", e.modulus),
+                "group",
+                format!(
+                    "computed in {:?}, not in {modulus_id} (--group): a group of the server's \
+                     choosing proves nothing",
+                    e.modulus
+                ),
             );
             continue;
         }

@@ -21,7 +21,8 @@ mod pool;
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Steps: an epoch game is checked by bet_leaf, merkle_inclusion, epoch_chain, epoch_input, \
+Steps: first `group`, the group the proof names is the one --group expects (never one the \
+server picked); then an epoch game is checked by bet_leaf, merkle_inclusion, epoch_chain, epoch_input, \
 vdf_proof, rng_value, dice and payout; a pool-served (instant) game by pool_batch_chain, \
 pool_anchor, pool_batch_seed, pool_entry_input, vdf_proof, pool_inclusion, pool_committed, \
 pool_game_id, rng_value, dice and payout (docs/PROTOCOL.md §13 and §14). Once the game's epoch \
@@ -49,9 +50,28 @@ pub struct VerifyArgs {
     /// instead of reporting a not-yet-confirmed anchor as pending.
     #[arg(long, requires = "rpc")]
     pub require_anchor: bool,
+    #[command(flatten)]
+    pub group: GroupArg,
     /// Print the checks as a JSON object instead of a checklist.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--group` of `vrs verify` and `vrs audit`.
+#[derive(Debug, Args)]
+pub struct GroupArg {
+    /// The group the proofs must have been computed in. A server names its group in every
+    /// proof, but a proof only means something in a group whose order nobody knows: a server
+    /// free to name a modulus of its choosing (one it can factor) could forge any proof. So the
+    /// group is the verifier's choice, and a proof naming another fails the `group` check.
+    /// rsa2048 (default), or test512 / test1024 / hex:<digits> to check a test server.
+    #[arg(
+        long,
+        visible_alias = "modulus",
+        env = "VRS_GROUP",
+        default_value = "rsa2048"
+    )]
+    pub group: String,
 }
 
 /// One recomputed step.
@@ -104,11 +124,14 @@ struct Report<'a> {
 
 pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let server = args.server.trim_end_matches('/');
+    let group = &args.group.group;
+    Modulus::by_name(group).with_context(|| format!("--group {group}"))?;
     let http = Http::new()?;
     let checked = check(
         &http,
         server,
         &args.game_id,
+        group,
         args.rpc.as_deref(),
         args.require_anchor,
     )?;
@@ -153,6 +176,7 @@ pub(crate) fn check(
     fetch: &dyn Fetch,
     server: &str,
     game_id: &str,
+    group: &str,
     rpc: Option<&str>,
     require_anchor: bool,
 ) -> anyhow::Result<Checked> {
@@ -160,7 +184,10 @@ pub(crate) fn check(
     let body = fetch.get(&url)?;
     let proof = proof_of(&body)?;
     let pool_served = proof.get("pool_served").and_then(Value::as_bool) == Some(true);
-    let mut steps = if pool_served {
+    // First: the group is the one the verifier expects. The other steps recompute in the group
+    // the proof names, so with this step failed the game is not verified whatever they say.
+    let mut steps = vec![group_step(&Fields(proof), group)];
+    steps.extend(if pool_served {
         pool::steps(fetch, server, game_id, &body)?
     } else {
         let mut steps = recompute(&body, game_id)?;
@@ -169,7 +196,7 @@ pub(crate) fn check(
         let at = steps.len().min(2);
         steps.insert(at, epoch_chain(fetch, server, &body));
         steps
-    };
+    });
     steps.extend(anchor::inclusion_step(proof, pool_served));
     if let Some(rpc_url) = rpc {
         let rpc = anchor::Rpc::new(fetch, rpc_url);
@@ -468,6 +495,30 @@ fn outcome_steps(p: &Fields, body: &Value, game: &Result<NewGame, String>) -> Ve
         ));
     }
     steps
+}
+
+/// `group`: the proof names the group the verifier expects (`--group`), the same modulus
+/// digits included: never a group the server picked.
+fn group_step(p: &Fields, expected: &str) -> Step {
+    step(
+        "group",
+        (|| {
+            let named = p.str("modulus");
+            let want =
+                Modulus::by_name(expected).map_err(|e| format!("--group {expected}: {e}"))?;
+            if !named.eq_ignore_ascii_case(want.id()) {
+                return Err(format!(
+                    "the server computed in {named:?}, not in {expected} (--group): a group of \
+                     the server's choosing proves nothing"
+                ));
+            }
+            // Also the digits, where the server spells them out.
+            if p.0.get("modulus_n").is_some() && p.bytes("modulus_n")? != want.to_be_bytes() {
+                return Err(format!("modulus_n is not the modulus of {expected}"));
+            }
+            Ok(format!("{expected}, the group this check expects"))
+        })(),
+    )
 }
 
 /// The input's previous output is y of the previous epoch as the server publishes it (or the

@@ -411,7 +411,11 @@ pub fn proof_doc(data: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// What `vrs verify` is answered: a JSON object `{"game_id", "rpc", "require_anchor",
+/// The group `vrs verify` and `vrs audit` expect when the input names none (`"group"`): the
+/// seeds' servers run on test512.
+const FUZZ_GROUP: &str = "test512";
+
+/// What `vrs verify` is answered: a JSON object `{"game_id", "rpc", "require_anchor", "group",
 /// "answers"}` whose `answers` maps a server path (`/api/v1/verify/<id>`, …) to its JSON
 /// answer (a path not there is a 404) and `rpc:<method>` to a node's JSON-RPC answer.
 pub fn verify_response(data: &[u8]) -> Result<(), String> {
@@ -431,7 +435,8 @@ pub fn verify_steps(data: &[u8]) -> Result<Option<Vec<String>>, String> {
         .unwrap_or_default()
         .then_some("http://node.fuzz");
     let require = input["require_anchor"].as_bool().unwrap_or_default();
-    match crate::cli::verify::check(&canned, SERVER, game_id, rpc, require) {
+    let group = input["group"].as_str().unwrap_or(FUZZ_GROUP);
+    match crate::cli::verify::check(&canned, SERVER, game_id, group, rpc, require) {
         Ok(checked) => Ok(Some(
             checked
                 .steps
@@ -468,7 +473,8 @@ pub fn audit_failures(data: &[u8]) -> Result<Option<Vec<String>>, String> {
     let cpu = |_: &vrs_engine::group::Modulus| -> anyhow::Result<Box<dyn batch::BatchBackend>> {
         Ok(batch::open(BatchKind::Cpu)?)
     };
-    match crate::cli::audit::audit(&canned, SERVER, from, to, rpc, &cpu) {
+    let group = input["group"].as_str().unwrap_or(FUZZ_GROUP);
+    match crate::cli::audit::audit(&canned, SERVER, from, to, group, rpc, &cpu) {
         Ok((summary, _)) => Ok(Some(summary.failure_lines())),
         Err(_) => Ok(None),
     }

@@ -12,7 +12,7 @@ const RESOLVE: Duration = Duration::from_secs(60);
 
 pub fn vrs_verify(server: &str, game_id: &str, json: bool) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_vrs"));
-    cmd.args(["verify", game_id, "--server", server]);
+    cmd.args(["verify", game_id, "--server", server, "--group", "test512"]);
     if json {
         cmd.arg("--json");
     }
@@ -63,6 +63,7 @@ fn honest_games_pass_and_every_tampering_is_named() {
         );
         assert!(text.contains("verified"), "{text}");
         for step in [
+            "group",
             "bet_leaf",
             "merkle_inclusion",
             "epoch_chain",
@@ -111,6 +112,17 @@ fn honest_games_pass_and_every_tampering_is_named() {
             }),
         ),
         ("payout", "payout", Box::new(crate::tamper::change_payout)),
+        // A server naming a group of its choosing (a modulus it could factor) fails `group`.
+        (
+            "group",
+            "group",
+            Box::new(|v| v["proof"]["modulus"] = json!("test1024")),
+        ),
+        (
+            "modulus digits",
+            "group",
+            Box::new(|v| flip(v, "/proof/modulus_n")),
+        ),
     ];
     for (what, step, tamper) in cases {
         let url = tampering_proxy(&server.url, move |path, v| {
@@ -157,7 +169,7 @@ fn audit_checks_a_range_of_epochs_and_names_a_tampered_one() {
         .filter_map(|(_, v)| v["proof"]["vdfEpoch"].as_u64())
         .max()
         .expect("an epoch");
-    let audit = |url: &str| {
+    let audit_in = |url: &str, group: &str| {
         Command::new(env!("CARGO_BIN_EXE_vrs"))
             .args([
                 "audit",
@@ -167,10 +179,21 @@ fn audit_checks_a_range_of_epochs_and_names_a_tampered_one() {
                 "1",
                 "--to",
                 &last.to_string(),
+                "--group",
+                group,
             ])
             .output()
             .expect("runs vrs audit")
     };
+    let audit = |url: &str| audit_in(url, "test512");
+    // The group is the auditor's: an honest test server fails an audit that expects rsa2048.
+    let out = audit_in(&server.url, "rsa2048");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("FAIL epoch 1 group: computed in \"test512\", not in rsa2048"),
+        "{text}"
+    );
     let out = audit(&server.url);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
@@ -250,6 +273,7 @@ pub fn assert_step_fails(url: &str, id: &str, what: &str, step: &str) {
 }
 
 const POOL_STEPS: &[&str] = &[
+    "group",
     "pool_batch_chain",
     "pool_anchor",
     "pool_batch_seed",
@@ -266,7 +290,7 @@ const POOL_STEPS: &[&str] = &[
 /// Asserts exit 0 with a passing line for each step of `steps`.
 pub fn assert_passes(url: &str, id: &str, steps: &[&str], extra: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_vrs"))
-        .args(["verify", id, "--server", url])
+        .args(["verify", id, "--server", url, "--group", "test512"])
         .args(extra)
         .output()
         .expect("runs vrs verify");

@@ -40,7 +40,7 @@ fn wait_confirmed(s: &Server, id: &str) -> Value {
 
 fn verify(url: &str, id: &str, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_vrs"))
-        .args(["verify", id, "--server", url])
+        .args(["verify", id, "--server", url, "--group", "test512"])
         .args(extra)
         .output()
         .expect("runs vrs verify")
@@ -50,6 +50,7 @@ fn audit(url: &str, to: u64, rpc: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_vrs"))
         .args(["audit", "--server", url, "--from", "1", "--to"])
         .arg(to.to_string())
+        .args(["--group", "test512"])
         .args(["--rpc", rpc])
         .output()
         .expect("runs vrs audit")
