@@ -2,9 +2,9 @@
 
 use thiserror::Error;
 
-/// Everything the engine can refuse. Every variant but [`Error::Unavailable`] and [`Error::Gpu`]
-/// (this machine's) is the caller's fault: malformed input, an unknown name, an out-of-range
-/// parameter, or a proof that does not check.
+/// Everything the engine can refuse. Every variant but [`Error::Unavailable`], [`Error::Gpu`]
+/// (this machine's) and [`Error::SquarerFault`] (a bug) is the caller's fault: malformed input,
+/// an unknown name, an out-of-range parameter, or a proof that does not check.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum Error {
     /// An encoded element has the wrong number of bytes for the modulus.
@@ -52,6 +52,30 @@ pub enum Error {
     /// A pool entry's input is not the one its batch seed and index derive.
     #[error("pool entry {index}: x is not derived from its batch seed and index")]
     PoolInputMismatch { index: u64 },
+    /// A class-group discriminant that is refused: not negative, not ≡ 1 (mod 4), outside the
+    /// supported sizes, malformed, or a seed or bit length that chiavdf would refuse too.
+    /// The caller's fault.
+    #[error("discriminant: {0}")]
+    BadDiscriminant(String),
+    /// Bytes that are not a canonical compressed form (chiavdf's bqfc encoding) of this
+    /// discriminant. The caller's fault.
+    #[error("{what}: not a valid compressed form of this discriminant: {reason}")]
+    BadFormEncoding { what: &'static str, reason: String },
+    /// A form that is not a reduced (primitive) form of this discriminant. The caller's fault.
+    #[error("{what} is not a reduced form of this discriminant: {reason}")]
+    BadForm {
+        what: &'static str,
+        reason: &'static str,
+    },
+    /// A class-group Wesolowski proof that does not check: π^B · x^(2^T mod B) ≠ y with
+    /// B = GetB(D, x, y). The caller's fault.
+    #[error("proof does not verify: pi^B * x^(2^T mod B) != y")]
+    ClassGroupProofMismatch,
+    /// The squarer used by the class-group prover returned something wrong (a form not on the
+    /// discriminant, or a y whose proof does not verify). Not the caller's fault: a bug in the
+    /// squarer.
+    #[error("squarer fault: {0}")]
+    SquarerFault(String),
     /// The GPU batch backend could not start (no adapter, no device) or a GPU operation failed.
     /// Not the caller's fault: callers fall back to a CPU backend.
     #[error("gpu: {0}")]

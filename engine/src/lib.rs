@@ -18,6 +18,7 @@ pub mod anchor;
 pub mod backend;
 pub mod batch;
 pub mod calibrate;
+pub mod classgroup;
 pub mod epoch;
 pub mod error;
 #[doc(hidden)]

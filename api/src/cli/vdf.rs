@@ -1,4 +1,4 @@
-//! `vrs vdf prove` and `vrs vdf verify`.
+//! `vrs vdf prove` and `vrs vdf verify`, in the RSA group and (`classgroup`) in class groups.
 
 use super::progress;
 use crate::proof_json::ProofDoc;
@@ -13,28 +13,38 @@ use vrs_engine::group::{decode_hex, Modulus};
 use vrs_engine::vdf::{self, Checkpoint, EvalOptions};
 use vrs_engine::with_backend;
 
+mod classgroup;
+pub use classgroup::ClassDoc;
+
 #[derive(Debug, Subcommand)]
 pub enum VdfCommand {
-    /// Compute y = x^(2^T) for x = hash_to_group(seed), and its Wesolowski proof.
+    /// Compute y = x^(2^T) and its Wesolowski proof. RSA group: x = hash_to_group(seed).
+    /// Class group (--group classgroup-1024): chiavdf's construction, the discriminant
+    /// create_discriminant(seed, bits) and x its generator, printed in chiavdf's encoding.
     Prove(ProveArgs),
-    /// Check a proof document (as printed by `vrs vdf prove --json`).
+    /// Check a proof document (as printed by `vrs vdf prove --json`; for a class group, also
+    /// chiavdf's output in the same shape: group, discriminant, iterations, x, y, proof).
     /// Exit status: 0 valid, 1 invalid (the reason is printed), 2 unreadable input.
     Verify(VerifyArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct ProveArgs {
-    /// 32-byte seed, 64 hex digits; x = hash_to_group(seed).
+    /// The seed, hex. RSA group: 32 bytes (64 hex digits), x = hash_to_group(seed). Class
+    /// group: the challenge the discriminant is created from (any length, as chiavdf takes it).
     #[arg(long)]
     seed: String,
     /// T: the number of sequential squarings (at least 1).
     #[arg(long, short = 't')]
     iterations: u64,
-    /// The group: rsa2048 (default), test512 or test1024 (insecure, for tests), hex:<digits>.
-    #[arg(long, default_value = "rsa2048")]
-    modulus: String,
-    /// Squaring backend for the evaluation: fast, fast-portable, crypto-bigint, reference,
-    /// gmp, gmp-mulmod (gmp ones need a build with --features gmp).
+    /// The group: rsa2048 (default), test512 or test1024 (insecure, for tests), hex:<digits>,
+    /// or classgroup-<bits> (a class group of a discriminant of 8 to 1024 bits, chiavdf's; 1024
+    /// is the secure size).
+    #[arg(long, visible_alias = "modulus", default_value = "rsa2048")]
+    group: String,
+    /// Squaring backend for the evaluation. RSA group: fast, fast-portable, crypto-bigint,
+    /// reference, gmp, gmp-mulmod (gmp ones need a build with --features gmp). Class group:
+    /// fast or reference.
     #[arg(long, default_value = "fast")]
     backend: String,
     /// Also publish x^(2^(k·N)) for every multiple k·N below T, for segment replay.
@@ -78,11 +88,24 @@ fn parse_seed(hex_seed: &str) -> anyhow::Result<[u8; 32]> {
 }
 
 fn prove(args: ProveArgs) -> anyhow::Result<ExitCode> {
+    if let Some(bits) = classgroup::group_bits(&args.group) {
+        if args.replay_every.is_some() {
+            bail!("--replay-every is for the RSA group only");
+        }
+        return classgroup::prove(
+            &args.group,
+            bits?,
+            &args.seed,
+            args.iterations,
+            &args.backend,
+            args.json,
+        );
+    }
     let seed = parse_seed(&args.seed)?;
     if args.iterations == 0 {
         bail!("--iterations must be at least 1");
     }
-    let modulus = Modulus::by_name(&args.modulus)?;
+    let modulus = Modulus::by_name(&args.group)?;
     let kind = BackendKind::parse(&args.backend)?;
     let x = modulus.hash_to_group(&seed);
     let opts = EvalOptions {
@@ -159,30 +182,52 @@ fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             s
         }
     };
-    let doc: ProofDoc = serde_json::from_str(&text).context("input is not a proof document")?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).context("input is not a proof document (not JSON)")?;
+    if value.get("discriminant").is_some() {
+        let doc: ClassDoc =
+            serde_json::from_value(value).context("input is not a class-group proof document")?;
+        if args.replay {
+            bail!("--replay is for RSA-group documents only");
+        }
+        let verdict = classgroup::check(&doc);
+        let valid = format!(
+            "y = x^(2^{}) in the class group of discriminant {}",
+            doc.iterations, doc.discriminant
+        );
+        return Ok(print_verdict(&verdict, &valid, args.json));
+    }
+    let doc: ProofDoc = serde_json::from_value(value).context("input is not a proof document")?;
     let verdict = check(&doc, args.replay);
-    if args.json {
-        let v = match &verdict {
+    let mut valid = format!("y = x^(2^{}) mod {}", doc.iterations, doc.modulus);
+    if args.replay {
+        valid.push_str(&format!(
+            "\nreplay: {} segments recomputed",
+            doc.replay.len() + 1
+        ));
+    }
+    Ok(print_verdict(&verdict, &valid, args.json))
+}
+
+/// Prints `valid: <what>` or `invalid: <reason>` (or the JSON verdict); the exit status.
+fn print_verdict(verdict: &Result<(), String>, what: &str, json: bool) -> ExitCode {
+    if json {
+        let v = match verdict {
             Ok(()) => serde_json::json!({"valid": true}),
             Err(reason) => serde_json::json!({"valid": false, "reason": reason}),
         };
         println!("{v}");
     } else {
-        match &verdict {
-            Ok(()) => {
-                println!("valid: y = x^(2^{}) mod {}", doc.iterations, doc.modulus);
-                if args.replay {
-                    println!("replay: {} segments recomputed", doc.replay.len() + 1);
-                }
-            }
+        match verdict {
+            Ok(()) => println!("valid: {what}"),
             Err(reason) => println!("invalid: {reason}"),
         }
     }
-    Ok(if verdict.is_ok() {
+    if verdict.is_ok() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
+    }
 }
 
 /// Every check of a document (and its replay segments when asked); the first failure's reason.

@@ -7,6 +7,7 @@ mod browser;
 mod chaos;
 mod cli_bench;
 mod cli_vdf;
+mod cli_vdf_classgroup;
 mod cli_verify;
 mod cli_verify_anchor;
 mod durability;

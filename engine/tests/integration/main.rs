@@ -1,5 +1,6 @@
 //! Integration tests of the engine's public interface: backends against the reference,
-//! prove/verify round trips and tampering, and the committed test vectors.
+//! prove/verify round trips and tampering, the committed test vectors, and the class-group VDF
+//! against the real chiavdf (tools/chiavdf/.venv).
 
 mod backends;
 mod batch_cpu;
@@ -7,6 +8,7 @@ mod batch_cpu;
 mod batch_gpu;
 mod batch_simd;
 mod batch_support;
+mod chiavdf;
 mod fuzz;
 mod vectors;
 mod wesolowski;

@@ -1,0 +1,437 @@
+//! Wesolowski proofs in the class group, as chiavdf 1.2.0 makes and checks them.
+//!
+//! For T iterations from x: y = x^(2^T), B = `GetB(D, x, y)` ([`get_b`]) and
+//! π = x^⌊2^T / B⌋. The verifier checks π^B · x^(2^T mod B) = y.
+//!
+//! The prover follows chiavdf's `ProveSlow`/`GenerateWesolowski`: during the T squarings it
+//! keeps x^(2^(i·k·l)) for every i, with (k, l) from chiavdf's `ApproximateParameters`, then
+//! computes π from those checkpoints with k-bit windows of ⌊2^T/B⌋ (about T/k compositions
+//! plus l·2^(k+1) small powers), instead of T more squarings. π is a group element, unique, and
+//! so are its reduced form and bytes: any correct prover gives chiavdf's bytes.
+
+use super::bqfc::{self, decode_as};
+use super::discriminant::Discriminant;
+use super::form::{self, Form};
+use super::hash_prime::get_b;
+use crate::error::{Error, Result};
+use num_bigint::BigUint;
+use num_traits::ToPrimitive;
+use rayon::prelude::*;
+
+/// Repeated squaring of reduced forms of one discriminant.
+pub trait Squarer: Sync {
+    /// Square `f` `n` times; input and output reduced.
+    fn square_n(&self, f: &Form, n: u64) -> Form;
+}
+
+/// The reference squarer: chiavdf's NUDUPL then reduction, on num-bigint.
+#[derive(Clone, Debug)]
+pub struct ReferenceSquarer {
+    d: Discriminant,
+}
+
+impl ReferenceSquarer {
+    /// A squarer for forms of `d`.
+    pub fn new(d: &Discriminant) -> Self {
+        Self { d: d.clone() }
+    }
+}
+
+impl Squarer for ReferenceSquarer {
+    fn square_n(&self, f: &Form, n: u64) -> Form {
+        let (d, l) = (self.d.value(), self.d.fourth_root());
+        let mut f = f.clone();
+        for _ in 0..n {
+            f = form::square(&f, d, l);
+        }
+        f
+    }
+}
+
+/// How often (in iterations) [`prove`] reports progress, at most.
+const PROGRESS_EVERY: u64 = 1 << 16;
+/// The largest window k used (2^k buckets are kept); chiavdf's formula exceeds it only for T
+/// beyond 2^30 or so. k changes the work, never the proof.
+const MAX_K: u64 = 20;
+
+/// chiavdf's `ApproximateParameters(T)`: (l, k).
+pub fn approximate_parameters(t: u64) -> (u64, u64) {
+    let log_memory = 23.253_496_66_f64;
+    let log_t = (t as f64).log2();
+    let l = if log_t - log_memory > 0.000_001 {
+        2f64.powf(log_memory - 20.0).ceil() as u64
+    } else {
+        1
+    };
+    // chiavdf's constant, not quite ln 2: kept so that (l, k) are chiavdf's.
+    #[allow(clippy::approx_constant)]
+    let ln2 = 0.693_147_1;
+    let intermediate = t as f64 * ln2 / (2.0 * l as f64);
+    let k = (intermediate.ln() - intermediate.ln().ln() + 0.25).round();
+    // chiavdf: std::max(k, 1.0), then an int; NaN (T ≤ 2) ends up as k = 1 after its
+    // `if (k <= 0) k = 1`.
+    let k = if k.is_nan() || k < 1.0 { 1 } else { k as u64 };
+    (l.max(1), k.clamp(1, MAX_K))
+}
+
+/// y = x^(2^T) and the proof π = x^⌊2^T/B⌋, for a reduced form x of `d` and T ≥ 1.
+/// `progress` is called with the number of squarings done, now and then (first with 0, last
+/// with T). Before returning, the proof is verified: a squarer that computed a wrong y is
+/// reported as [`Error::SquarerFault`], never returned as a proof.
+pub fn prove(
+    sq: &dyn Squarer,
+    d: &Discriminant,
+    x: &Form,
+    t: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(Form, Form)> {
+    if t == 0 {
+        return Err(Error::ZeroIterations);
+    }
+    x.check(d)
+        .map_err(|reason| Error::BadForm { what: "x", reason })?;
+    let (l, k) = approximate_parameters(t);
+    let kl = k * l;
+    let count = t.div_ceil(kl);
+    let mut intermediates = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
+    let mut y = x.clone();
+    let mut done = 0u64;
+    let mut reported = 0u64;
+    progress(0);
+    while done < t {
+        let n = kl.min(t - done);
+        let next = sq.square_n(&y, n);
+        intermediates.push(y);
+        y = next;
+        done += n;
+        if done - reported >= PROGRESS_EVERY || done == t {
+            progress(done);
+            reported = done;
+        }
+    }
+    if let Err(reason) = y.check(d) {
+        return Err(Error::SquarerFault(format!(
+            "the squarer returned a y that is not a reduced form of the discriminant: {reason}"
+        )));
+    }
+    let proof = generate_proof(d, x, &y, &intermediates, t, k, l)?;
+    verify(d, x, &y, &proof, t).map_err(|_| {
+        Error::SquarerFault("the squarer's y does not match x^(2^T): the proof fails".into())
+    })?;
+    Ok((y, proof))
+}
+
+/// [`prove`] on encoded forms: `x` is a 100-byte compressed form; returns the encodings of
+/// (y, π), which together are chiavdf's `prove` output.
+pub fn prove_encoded(
+    sq: &dyn Squarer,
+    d: &Discriminant,
+    x: &[u8],
+    t: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(Vec<u8>, Vec<u8>)> {
+    let x = decode_as("x", d, x)?;
+    let (y, proof) = prove(sq, d, &x, t, progress)?;
+    Ok((bqfc::encode(d, &y)?, bqfc::encode(d, &proof)?))
+}
+
+/// ⌊2^k · (2^(T − k(i+1)) mod B) / B⌋: the k-bit window i of ⌊2^T/B⌋ counted from the top
+/// (chiavdf's `GetBlock`): the definition [`blocks`] computes all at once, kept for its test.
+#[cfg(test)]
+fn get_block(i: u64, k: u64, t: u64, b: &BigUint) -> usize {
+    let e = t - k * (i + 1);
+    let r = BigUint::from(2u8).modpow(&BigUint::from(e), b);
+    ((r << k) / b).to_usize().unwrap_or(0)
+}
+
+/// Every k-bit window of ⌊2^T/B⌋ from the top, [`get_block`] for i = 0, 1, … while
+/// k·(i + 1) ≤ T, in one pass: 2^(T − k(i+1)) mod B for consecutive i differ by a factor 2^k,
+/// so walking i downwards from the last window costs a shift and a reduction per window instead
+/// of a modular exponentiation.
+fn blocks(k: u64, t: u64, b: &BigUint) -> Vec<usize> {
+    let count = t / k;
+    let mut out = vec![0usize; usize::try_from(count).unwrap_or(0)];
+    if count == 0 {
+        return out;
+    }
+    // r = 2^(T − k·count) mod B for the last window, then ×2^k per step back.
+    let mut r = BigUint::from(2u8).modpow(&BigUint::from(t - k * count), b);
+    for slot in out.iter_mut().rev() {
+        *slot = ((&r << k) / b).to_usize().unwrap_or(0);
+        r = (r << k) % b;
+    }
+    out
+}
+
+/// The bucket products of pass j: bucket w holds the product of the checkpoints x^(2^(i·k·l))
+/// whose window i·l + j is w. Checkpoint ranges are multiplied on all cores, then merged
+/// bucket by bucket (composition is commutative).
+fn buckets(
+    blocks: &[usize],
+    intermediates: &[Form],
+    l: u64,
+    j: u64,
+    k: u64,
+    dv: &num_bigint::BigInt,
+    root: &num_bigint::BigInt,
+) -> Vec<Option<Form>> {
+    let width = 1usize << k;
+    let merge = |mut acc: Vec<Option<Form>>, other: Vec<Option<Form>>| {
+        for (slot, f) in acc.iter_mut().zip(other) {
+            if let Some(f) = f {
+                *slot = Some(match slot.take() {
+                    None => f,
+                    Some(a) => form::multiply(&a, &f, dv, root),
+                });
+            }
+        }
+        acc
+    };
+    intermediates
+        .par_iter()
+        .enumerate()
+        .fold(
+            || vec![None; width],
+            |mut ys: Vec<Option<Form>>, (i, checkpoint)| {
+                let window = (i as u64).saturating_mul(l).saturating_add(j);
+                let block = usize::try_from(window)
+                    .ok()
+                    .and_then(|w| blocks.get(w))
+                    .copied();
+                if let Some(slot) = block.and_then(|b| ys.get_mut(b)) {
+                    *slot = Some(match slot.take() {
+                        None => checkpoint.clone(),
+                        Some(a) => form::multiply(&a, checkpoint, dv, root),
+                    });
+                }
+                ys
+            },
+        )
+        .reduce(|| vec![None; width], merge)
+}
+
+/// chiavdf's `GenerateWesolowski`: π from the checkpoints x^(2^(i·k·l)).
+fn generate_proof(
+    d: &Discriminant,
+    x_init: &Form,
+    y: &Form,
+    intermediates: &[Form],
+    t: u64,
+    k: u64,
+    l: u64,
+) -> Result<Form> {
+    let b = get_b(d, x_init, y)?;
+    let (dv, root) = (d.value(), d.fourth_root());
+    let mul = |acc: Option<Form>, f: &Form| -> Form {
+        match acc {
+            None => f.clone(),
+            Some(a) => form::multiply(&a, f, dv, root),
+        }
+    };
+    let k1 = k / 2;
+    let k0 = k - k1;
+    let blocks = blocks(k, t, &b);
+    let mut x: Option<Form> = None;
+    for j in (0..l).rev() {
+        if let Some(f) = x.take() {
+            x = Some(form::pow(&f, &(BigUint::from(1u8) << k), dv, root));
+        }
+        let ys = buckets(&blocks, intermediates, l, j, k, dv, root);
+        for b1 in 0..(1u64 << k1) {
+            let mut z: Option<Form> = None;
+            for b0 in 0..(1u64 << k0) {
+                if let Some(f) = &ys[((b1 << k0) | b0) as usize] {
+                    z = Some(mul(z, f));
+                }
+            }
+            if let Some(z) = z {
+                let e = BigUint::from(b1 << k0);
+                if b1 != 0 {
+                    x = Some(mul(x, &form::pow(&z, &e, dv, root)));
+                }
+            }
+        }
+        for b0 in 1..(1u64 << k0) {
+            let mut z: Option<Form> = None;
+            for b1 in 0..(1u64 << k1) {
+                if let Some(f) = &ys[((b1 << k0) | b0) as usize] {
+                    z = Some(mul(z, f));
+                }
+            }
+            if let Some(z) = z {
+                x = Some(mul(x, &form::pow(&z, &BigUint::from(b0), dv, root)));
+            }
+        }
+    }
+    Ok(x.unwrap_or_else(|| Form::identity(d)))
+}
+
+/// Checks π^B · x^(2^T mod B) = y with B = GetB(D, x, y); x, y and π must be reduced forms of
+/// `d`, T ≥ 1.
+pub fn verify(d: &Discriminant, x: &Form, y: &Form, proof: &Form, t: u64) -> Result<()> {
+    if t == 0 {
+        return Err(Error::ZeroIterations);
+    }
+    for (what, f) in [("x", x), ("y", y), ("proof", proof)] {
+        f.check(d)
+            .map_err(|reason| Error::BadForm { what, reason })?;
+    }
+    let b = get_b(d, x, y)?;
+    let r = BigUint::from(2u8).modpow(&BigUint::from(t), &b);
+    let (dv, root) = (d.value(), d.fourth_root());
+    let lhs = form::multiply(
+        &form::pow(proof, &b, dv, root),
+        &form::pow(x, &r, dv, root),
+        dv,
+        root,
+    );
+    if lhs == *y {
+        Ok(())
+    } else {
+        Err(Error::ClassGroupProofMismatch)
+    }
+}
+
+/// [`verify`] on 100-byte compressed forms (chiavdf's `verify_wesolowski` inputs). Never panics
+/// on any bytes.
+pub fn verify_encoded(d: &Discriminant, x: &[u8], y: &[u8], proof: &[u8], t: u64) -> Result<()> {
+    let x = decode_as("x", d, x)?;
+    let y = decode_as("y", d, y)?;
+    let proof = decode_as("proof", d, proof)?;
+    verify(d, &x, &y, &proof, t)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_get_block_for_every_window() {
+        let b = BigUint::from(2u8).pow(263) + BigUint::from(0x2bu8);
+        for (k, t) in [(8, 100_003), (10, 77), (1, 40), (13, 12), (3, 3)] {
+            let all = blocks(k, t, &b);
+            assert_eq!(all.len() as u64, t / k);
+            for (i, w) in all.iter().enumerate() {
+                assert_eq!(
+                    *w,
+                    get_block(i as u64, k, t, &b),
+                    "k = {k}, T = {t}, i = {i}"
+                );
+            }
+        }
+    }
+    use proptest::prelude::*;
+
+    #[test]
+    fn parameters_follow_chiavdf() {
+        assert_eq!(approximate_parameters(1), (1, 1));
+        assert_eq!(approximate_parameters(2), (1, 1));
+        assert_eq!(approximate_parameters(100_000), (1, 8));
+        assert_eq!(approximate_parameters(1 << 24).0, 10);
+    }
+
+    #[test]
+    fn proofs_match_direct_exponentiation() {
+        let d = Discriminant::from_seed(b"weso unit", 512).unwrap();
+        let x = Form::generator(&d).unwrap();
+        let sq = ReferenceSquarer::new(&d);
+        for t in [1u64, 2, 3, 10, 263, 264, 300, 1000, 2049] {
+            let (y, proof) = prove(&sq, &d, &x, t, &mut |_| {}).unwrap();
+            assert_eq!(y, sq.square_n(&x, t));
+            let b = get_b(&d, &x, &y).unwrap();
+            let q = (BigUint::from(1u8) << t) / &b;
+            assert_eq!(proof, x.pow(&q, &d), "T = {t}");
+            verify(&d, &x, &y, &proof, t).unwrap();
+            assert_eq!(
+                verify(&d, &x, &y, &proof, t + 1),
+                Err(Error::ClassGroupProofMismatch)
+            );
+        }
+    }
+
+    #[test]
+    fn a_lying_squarer_is_caught() {
+        struct Liar(ReferenceSquarer);
+        impl Squarer for Liar {
+            fn square_n(&self, f: &Form, n: u64) -> Form {
+                self.0.square_n(f, n + 1)
+            }
+        }
+        let d = Discriminant::from_seed(b"liar", 512).unwrap();
+        let x = Form::generator(&d).unwrap();
+        let r = prove(&Liar(ReferenceSquarer::new(&d)), &d, &x, 500, &mut |_| {});
+        assert!(matches!(r, Err(Error::SquarerFault(_))), "{r:?}");
+    }
+
+    #[test]
+    fn progress_is_reported() {
+        let d = Discriminant::from_seed(b"progress", 512).unwrap();
+        let x = Form::generator(&d).unwrap();
+        let mut seen = Vec::new();
+        prove(&ReferenceSquarer::new(&d), &d, &x, 1000, &mut |n| {
+            seen.push(n)
+        })
+        .unwrap();
+        assert_eq!(seen.first(), Some(&0));
+        assert_eq!(seen.last(), Some(&1000));
+    }
+
+    #[test]
+    fn bad_inputs_are_refused() {
+        let d = Discriminant::from_seed(b"bad inputs", 512).unwrap();
+        let x = Form::generator(&d).unwrap();
+        let sq = ReferenceSquarer::new(&d);
+        assert_eq!(
+            prove(&sq, &d, &x, 0, &mut |_| {}),
+            Err(Error::ZeroIterations)
+        );
+        let unreduced = Form::new(x.c.clone(), -x.b.clone(), x.a.clone());
+        assert!(matches!(
+            prove(&sq, &d, &unreduced, 10, &mut |_| {}),
+            Err(Error::BadForm { what: "x", .. })
+        ));
+        let (y, proof) = prove(&sq, &d, &x, 10, &mut |_| {}).unwrap();
+        assert!(matches!(
+            verify(&d, &x, &unreduced, &proof, 10),
+            Err(Error::BadForm { what: "y", .. })
+        ));
+        let other = Discriminant::from_seed(b"other", 512).unwrap();
+        assert!(matches!(
+            verify(&other, &x, &y, &proof, 10),
+            Err(Error::BadForm { what: "x", .. })
+        ));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Any single-byte change of y or π is refused (T ≥ 264, where π is not the identity;
+        /// for T < 264 π is the identity, whose encoding chiavdf reads from its first byte
+        /// alone).
+        #[test]
+        fn any_byte_change_is_refused(i in 0usize..200, x in 1u8..=255) {
+            let d = Discriminant::from_seed(b"tamper", 512).unwrap();
+            let g = bqfc::encode(&d, &Form::generator(&d).unwrap()).unwrap();
+            let t = 700;
+            let (y, proof) = prove_encoded(&ReferenceSquarer::new(&d), &d, &g, t, &mut |_| {}).unwrap();
+            prop_assert!(verify_encoded(&d, &g, &y, &proof, t).is_ok());
+            let (mut y2, mut p2) = (y.clone(), proof.clone());
+            if i < 100 { y2[i] ^= x } else { p2[i - 100] ^= x }
+            prop_assert!(verify_encoded(&d, &g, &y2, &p2, t).is_err());
+        }
+
+        #[test]
+        fn verify_encoded_never_panics(
+            x in proptest::collection::vec(any::<u8>(), 0..120),
+            y in proptest::collection::vec(any::<u8>(), 100),
+            p in proptest::collection::vec(any::<u8>(), 100),
+            t in 0u64..5000,
+        ) {
+            let d = Discriminant::from_seed(b"fuzz", 1024).unwrap();
+            let _ = verify_encoded(&d, &x, &y, &p, t);
+            let g = bqfc::encode(&d, &Form::generator(&d).unwrap()).unwrap();
+            let _ = verify_encoded(&d, &g, &y, &p, t);
+        }
+    }
+}
