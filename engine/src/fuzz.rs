@@ -1,6 +1,7 @@
 //! Fuzz entry points for the engine's decoders of bytes it does not control: proof encodings
 //! (`verify_encoded`), replay checkpoints, modulus names (a proof document or a server names
-//! its own modulus) and Merkle and anchor proofs. The cargo-fuzz targets in `fuzz/` and the
+//! its own modulus), Merkle and anchor proofs, and the class group's discriminant strings and
+//! compressed forms. The cargo-fuzz targets in `fuzz/` and the
 //! proptest suite (tests/integration/fuzz.rs) call these same functions.
 //!
 //! Each returns `Err` only when an invariant of the decoder is broken (something that decoded
@@ -11,9 +12,11 @@ use crate::anchor;
 use crate::backend::fast::Fast;
 use crate::backend::reference::Reference;
 use crate::backend::Backend;
+use crate::classgroup::{self, bqfc, Discriminant};
 use crate::group::Modulus;
 use crate::merkle::{self, Hash};
 use crate::vdf::{self, Checkpoint};
+use std::sync::OnceLock;
 
 /// Most squarings a replay input may ask for: enough to cross several checkpoints, small
 /// enough for thousands of inputs a second.
@@ -299,12 +302,52 @@ fn hash_of(bytes: &[u8]) -> Hash {
     h
 }
 
+/// The class-group decoders as `vrs vdf verify` meets a document: a discriminant string
+/// (chiavdf's "-0x…", the input's tail), then `classgroup::verify_encoded` on (T, x, y, proof)
+/// for that discriminant (selector 2, when it parses) or a fixed 512- or 1024-bit one. Every
+/// form that decodes must encode again, to bytes that decode to the same form.
+pub fn classgroup_verify(data: &[u8]) -> Result<(), String> {
+    let mut input = Input::new(data);
+    let selector = input.u8() % 3;
+    let t = input.u64();
+    let (x, y, proof) = (input.bytes(), input.bytes(), input.bytes());
+    let text = String::from_utf8_lossy(input.rest());
+    let d = match (selector, Discriminant::from_hex(&text)) {
+        (2, Ok(d)) => d,
+        (s, _) => fixed_discriminant(s)?.clone(),
+    };
+    for (what, bytes) in [("x", x), ("y", y), ("proof", proof)] {
+        if let Ok(f) = bqfc::decode(&d, bytes) {
+            let again = bqfc::encode(&d, &f)
+                .map_err(|e| format!("decoded {what} does not encode again: {e}"))?;
+            match bqfc::decode(&d, &again) {
+                Ok(back) if back == f => {}
+                _ => return Err(format!("decoded {what} re-encodes to another form")),
+            }
+        }
+    }
+    let _ = classgroup::verify_encoded(&d, x, y, proof, t);
+    Ok(())
+}
+
+/// create_discriminant(b"vrs-fuzz", 512) (selector 0) or 1024 bits (otherwise), made once.
+fn fixed_discriminant(selector: u8) -> Result<&'static Discriminant, String> {
+    static FIXED: OnceLock<Result<[Discriminant; 2], String>> = OnceLock::new();
+    let fixed = FIXED.get_or_init(|| {
+        let make = |bits| Discriminant::from_seed(b"vrs-fuzz", bits).map_err(|e| e.to_string());
+        Ok([make(512)?, make(1024)?])
+    });
+    let fixed = fixed.as_ref().map_err(Clone::clone)?;
+    Ok(&fixed[usize::from(selector != 0)])
+}
+
 /// Every engine target, by the name of its cargo-fuzz target.
 pub const TARGETS: &[&str] = &[
     "vdf_verify_encoded",
     "vdf_replay",
     "modulus_name",
     "merkle_path",
+    "classgroup_verify",
 ];
 
 /// Runs the engine target `target` on `data`.
@@ -314,6 +357,7 @@ pub fn run(target: &str, data: &[u8]) -> Result<(), String> {
         "vdf_replay" => replay(data),
         "modulus_name" => modulus_name(data),
         "merkle_path" => merkle_path(data),
+        "classgroup_verify" => classgroup_verify(data),
         other => Err(format!("no fuzz target {other}")),
     }
 }
@@ -401,5 +445,25 @@ pub fn seeds() -> Result<Vec<Seed>, String> {
     merkle.u8(10).u8(3);
     merkle.0.extend_from_slice(&anchor::calldata(&[5; 32]));
     out.push(("merkle_path", "path".into(), merkle.0));
+    out.push((
+        "classgroup_verify",
+        "valid-512".into(),
+        classgroup_seed(500)?,
+    ));
     Ok(out)
+}
+
+/// A [`classgroup_verify`] input holding a valid proof for T on the fixed 512-bit
+/// discriminant (selector 0): x the generator.
+pub fn classgroup_seed(t: u64) -> Result<Vec<u8>, String> {
+    let d = fixed_discriminant(0)?;
+    let x = classgroup::Form::generator(d).ok_or("the fixed discriminant has no generator")?;
+    let sq = classgroup::FastFormSquarer::new(d).map_err(|e| e.to_string())?;
+    let (y, proof) = classgroup::prove(&sq, d, &x, t, &mut |_| {}).map_err(|e| e.to_string())?;
+    let mut o = Output::default();
+    o.u8(0).u64(t);
+    for f in [&x, &y, &proof] {
+        o.bytes(&bqfc::encode(d, f).map_err(|e| e.to_string())?);
+    }
+    Ok(o.0)
 }

@@ -32,8 +32,46 @@ fn edits() -> impl Strategy<Value = Vec<(usize, u8, u8, usize)>> {
     prop::collection::vec((any::<usize>(), any::<u8>(), any::<u8>(), 0usize..40), 1..4)
 }
 
+/// The committed class-group seed: selector 2, T, x, y, proof (a 1024-bit proof by
+/// `vrs vdf prove --group classgroup-1024`), then its discriminant string.
+fn classgroup_seed() -> Vec<u8> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fuzz/corpus/classgroup_verify/seed-valid-1024-T100000"
+    );
+    std::fs::read(path).expect("the committed classgroup_verify seed")
+}
+
+#[test]
+fn the_classgroup_seed_is_a_valid_proof() {
+    use vrs_engine::classgroup::{verify_encoded, Discriminant};
+    let seed = classgroup_seed();
+    let mut input = Input::new(&seed);
+    assert_eq!(input.u8(), 2);
+    let t = input.u64();
+    let (x, y, proof) = (input.bytes(), input.bytes(), input.bytes());
+    let d = Discriminant::from_hex(&String::from_utf8_lossy(input.rest()))
+        .expect("the seed's discriminant parses");
+    verify_encoded(&d, x, y, proof, t).expect("the seed's proof verifies");
+    fuzz::classgroup_verify(&seed).expect("the seed passes the target");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The valid class-group seeds (the committed 1024-bit one with its discriminant string,
+    /// a generated 512-bit one) with bytes changed, cut or inserted: refused or accepted, never
+    /// a panic, and what decodes re-encodes to itself.
+    #[test]
+    fn edited_classgroup_documents_never_panic(e in edits(), which: bool) {
+        let seed = if which {
+            classgroup_seed()
+        } else {
+            fuzz::classgroup_seed(500).map_err(TestCaseError::fail)?
+        };
+        let data = e.into_iter().fold(seed, edit);
+        ok(fuzz::classgroup_verify(&data))?;
+    }
 
     #[test]
     fn arbitrary_bytes_never_panic(
