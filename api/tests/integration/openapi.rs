@@ -4,7 +4,7 @@
 //! each answer's status and body against what the document says.
 
 use crate::notary::create_key;
-use crate::server::{Server, FAST};
+use crate::server::{fast_with_small_pool, Server};
 use crate::x402::repo;
 use std::process::Command;
 
@@ -17,18 +17,7 @@ fn every_response_conforms_to_the_openapi_documents() {
         python.display()
     );
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut flags = FAST.to_vec();
-    // A small pool, so that an instant bet is served (HTTP 200) and its batch exists.
-    flags.extend_from_slice(&[
-        "--pool-iterations",
-        "64",
-        "--pool-batch",
-        "8",
-        "--pool-depth",
-        "16",
-        "--pool-low-water",
-        "8",
-    ]);
+    let flags = fast_with_small_pool();
     let server = Server::start(dir.path(), &flags);
     let (key, _) = create_key(dir.path(), "openapi-check");
     let out = Command::new(python)

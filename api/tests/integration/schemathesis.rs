@@ -13,7 +13,7 @@
 //! more (`VRS_SCHEMATHESIS_EXAMPLES`, docs/OPERATIONS.md).
 
 use crate::notary::create_key;
-use crate::server::{Server, FAST};
+use crate::server::{fast_with_small_pool, Server, FAST};
 use crate::x402::repo;
 use std::process::Command;
 use std::time::Instant;
@@ -62,17 +62,7 @@ fn schemathesis_finds_nothing_in_either_document() {
 
     // API keys only. A small pool, so that instant bets are served (200) and batches exist.
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut flags = FAST.to_vec();
-    flags.extend_from_slice(&[
-        "--pool-iterations",
-        "64",
-        "--pool-batch",
-        "8",
-        "--pool-depth",
-        "16",
-        "--pool-low-water",
-        "8",
-    ]);
+    let flags = fast_with_small_pool();
     let keys = Server::start(dir.path(), &flags);
     let (key, _) = create_key(dir.path(), "schemathesis");
     failed.extend(run(

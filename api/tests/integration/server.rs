@@ -22,6 +22,22 @@ pub const FAST: &[&str] = &[
     "300",
 ];
 
+/// [`FAST`] with a small pool, so that instant bets are served (200) and pool batches exist.
+pub fn fast_with_small_pool() -> Vec<&'static str> {
+    let mut flags = FAST.to_vec();
+    flags.extend_from_slice(&[
+        "--pool-iterations",
+        "64",
+        "--pool-batch",
+        "8",
+        "--pool-depth",
+        "16",
+        "--pool-low-water",
+        "8",
+    ]);
+    flags
+}
+
 impl Server {
     /// Starts `vrs serve` on the embedded store in `data_dir` with `extra` flags and waits for
     /// its URL.
