@@ -148,7 +148,10 @@ function showSummary(r) {
   row("player_seed", r.game === "rng" ? "Client seed" : "Player seed", bet.player_seed ?? "(none)");
   row("rng_value", "rngValue", r.rng_value);
   row("source", "Randomness", r.pool_served ? `pool entry ${r.pool_index} (instant bet)` : `epoch ${r.epoch}`);
-  row("vdf", "VDF", `${r.modulus_bits ?? "?"}-bit modulus ${r.modulus}, T = ${r.iterations}`);
+  const group = r.class_group
+    ? `class group ${r.modulus} (${r.modulus_bits ?? "?"}-bit discriminant of this epoch)`
+    : `${r.modulus_bits ?? "?"}-bit modulus ${r.modulus}`;
+  row("vdf", "VDF", `${group}, T = ${r.iterations}`);
   const a = r.anchor;
   if (a && a.enabled === false && (a.batch === undefined || a.batch === null)) {
     row("anchor", "On-chain anchor", "off on this server");

@@ -4,7 +4,9 @@
 // server's own `verified` flag and `checks`, following docs/PROTOCOL.md (sections 1-16) and
 // docs/GAMES.md byte for byte. Plain ES module with no dependencies: it uses only fetch, BigInt,
 // TextEncoder and globalThis.crypto.subtle (SHA-256, HMAC-SHA256), so the same file runs in a
-// browser (served at /assets/vrs-verify.mjs) and in Node 20.
+// browser (served at /assets/vrs-verify.mjs) and in Node 20. Epochs in a class group
+// (`classgroup-<bits>`, chiavdf's VDF, sections 18 and 19) are checked by vrs-classgroup.mjs,
+// served beside it.
 //
 //   import { verifyGame } from "./vrs-verify.mjs";
 //   const r = await verifyGame("http://127.0.0.1:8080", gameId, (step) => console.log(step));
@@ -12,6 +14,18 @@
 //
 // Every wrong value is a failed step; only a response that is not a verification at all (unknown
 // game, pending game, network failure, not JSON) throws a VerifyError.
+
+import {
+  ClassGroupError,
+  FORM_SIZE,
+  L_BYTES,
+  classGroupBits,
+  createDiscriminant,
+  generatorBytes,
+  isClassGroupId,
+  parseDiscriminant,
+  verifyEpoch,
+} from "./vrs-classgroup.mjs";
 
 const subtle = globalThis.crypto && globalThis.crypto.subtle;
 const utf8 = new TextEncoder();
@@ -430,6 +444,41 @@ export async function genesisOutput(modulusId, n) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Sections 18 and 19: class-group epochs (the maths is in vrs-classgroup.mjs)
+// ---------------------------------------------------------------------------------------------
+
+export { isClassGroupId };
+
+/** Runs class-group code, turning its refusals into failed checks. */
+async function classGroupCheck(fn) {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ClassGroupError) fail(e.message);
+    throw e;
+  }
+}
+
+/** D_e = create_discriminant(seed_e, bits) for a class-group id: a fresh group every epoch. */
+export const epochDiscriminant = (groupId, seed) =>
+  classGroupCheck(async () => createDiscriminant(seed, classGroupBits(groupId)));
+
+/** The class-group counterpart of verifyWesolowski, on the proof's hex members and D_e: x is
+ *  the generator, y and π reduced forms of D_e, ℓ = B = GetB(D_e, x, y) in 33 bytes, and
+ *  π^B · x^(2^T mod B) = y. Resolves with a detail string, or throws CheckFailed. */
+export async function verifyClassGroupProof(disc, { x, y, pi, l, iterations }) {
+  const t = parseIterations(iterations);
+  const bytes = {
+    x: hexToBytes(x, FORM_SIZE, "x"),
+    y: hexToBytes(y, FORM_SIZE, "y"),
+    pi: hexToBytes(pi, FORM_SIZE, "π"),
+    l: hexToBytes(l, L_BYTES, "ℓ"),
+  };
+  await classGroupCheck(() => verifyEpoch(disc, bytes, t));
+  return `π^B · x^(2^T mod B) = y for T = ${t}`;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Section 11: bet leaves and RFC 6962 trees
 // ---------------------------------------------------------------------------------------------
 
@@ -799,9 +848,11 @@ const eqArr = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.l
  * Options: `fetch` (a fetch function; default globalThis.fetch), `body` (an already fetched
  * verification response, to skip the first request).
  * Resolves with {game_id, verified, status: "verified"|"failed", failed_step, steps, dice, game,
- * bet, pool_served, pool_index, modulus, modulus_bits, iterations, epoch, rng_value, won, payout,
- * rule, anchor_status, anchor, replay_steps, server_verified, elapsed_ms}. Throws VerifyError
- * when there is nothing to verify.
+ * bet, pool_served, pool_index, modulus, modulus_bits, class_group, discriminant, iterations,
+ * epoch, rng_value, won, payout, rule, anchor_status, anchor, replay_steps, server_verified,
+ * elapsed_ms}; for a class group, modulus_bits is the discriminant's size and discriminant the
+ * server's "-0x…" string (which epoch_input checks). Throws VerifyError when there is nothing to
+ * verify.
  */
 export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
   const started = Date.now();
@@ -825,7 +876,8 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
     try {
       step = { name, passed: true, detail: await fn() };
     } catch (e) {
-      if (!(e instanceof CheckFailed) && !(e instanceof RangeError) && !(e instanceof TypeError)) throw e;
+      const failed = [CheckFailed, ClassGroupError, RangeError, TypeError].some((kind) => e instanceof kind);
+      if (!failed) throw e;
       step = { name, passed: false, detail: e.message };
     }
     report(step);
@@ -837,9 +889,34 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
     let v;
     return () => (v ??= fn());
   };
-  const N = lazy(() => modulusFromId(p.modulus));
-  // The proof also spells N out (modulus_n); the VDF check refuses one that is not the id's.
+  // A class group has no N: its elements are 100-byte forms and ℓ is 33 bytes.
+  const classGroup = isClassGroupId(p.modulus);
+  const N = lazy(() =>
+    classGroup ? fail(`${p.modulus} is a class group: it has no RSA modulus`) : modulusFromId(p.modulus),
+  );
+  // seed_e and, for a class group, D_e: shared by epoch_input and vdf_proof.
+  const epochSeedOf = lazy(async () => {
+    const prev = el("previous_output");
+    // An RSA output must be canonical, so the seed is over its one encoding.
+    if (!classGroup) decodeElement(p.previous_output, N(), "previous_output");
+    const root = hexToBytes(p.bets_root, 32, "bets_root");
+    return epochSeed(count(p.vdfEpoch, "vdfEpoch"), prev, root, parseIterations(p.iterations));
+  });
+  const discriminantOf = lazy(async () => epochDiscriminant(p.modulus, await epochSeedOf()));
+  // The VDF check: in D_e from the seed for a class group; in N for an RSA group, where the
+  // proof also spells N out (modulus_n) and one that is not the id's is refused.
   const proofOf = async () => {
+    if (classGroup) {
+      let disc;
+      try {
+        disc = await discriminantOf();
+      } catch (e) {
+        if (e instanceof CheckFailed) fail(`no discriminant D_e to check the proof in: ${e.message}`);
+        throw e;
+      }
+      const detail = await verifyClassGroupProof(disc, p);
+      return `${detail} (class group of the epoch's ${classGroupBits(p.modulus)}-bit discriminant D_e)`;
+    }
     if (p.modulus_n !== undefined && p.modulus_n !== null) {
       const given = hexToBytes(p.modulus_n, undefined, "modulus_n");
       if (bytesToBigInt(given) !== N()) fail(`modulus_n is not the modulus ${p.modulus}`);
@@ -847,7 +924,8 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
     const detail = await verifyWesolowski(N(), p);
     return `${detail} (${bitLength(N())}-bit modulus ${p.modulus})`;
   };
-  const k = () => byteLength(N());
+  const k = () => (classGroup ? FORM_SIZE : byteLength(N()));
+  const lBytes = () => (classGroup ? L_BYTES : 32);
   const el = (name) => hexToBytes(p[name], k(), name);
   const claims = claimsOf(body);
   const poolServed = p.pool_served === true;
@@ -939,7 +1017,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
           el("previous_output"),
           el("x"),
           el("y"),
-          hexToBytes(p.l, 32, "l"),
+          hexToBytes(p.l, lBytes(), "l"),
           el("pi"),
         );
         leaf = anchorLeaf(1, p.vdfEpoch, rec);
@@ -978,13 +1056,16 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
     bet,
     pool_served: poolServed,
     modulus: p.modulus ?? null,
+    // For a class group: the discriminant's size.
     modulus_bits: (() => {
       try {
-        return bitLength(N());
+        return classGroup ? classGroupBits(p.modulus) : bitLength(N());
       } catch {
         return null;
       }
     })(),
+    class_group: classGroup,
+    discriminant: classGroup ? p.discriminant ?? null : null,
     iterations: p.iterations ?? null,
     epoch: p.vdfEpoch ?? null,
     pool_index: poolServed ? p.pool_index ?? null : null,
@@ -999,9 +1080,26 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
     elapsed_ms: Date.now() - started,
   };
 
-  // --- epoch games: sections 10, 11 and 13 ----------------------------------------------------
+  // --- epoch games: sections 10, 11, 13 and 19 ------------------------------------------------
   async function epochChecks() {
     const e = p.vdfEpoch;
+
+    // x_e from seed_e: hash to group (RSA), or the generator of D_e (class group).
+    const rsaInput = async (seed, t) => {
+      const x = await hashToGroup(seed, N());
+      if (!bytesEqual(bigIntToBytes(x, k()), el("x"))) fail("x does not follow from the epoch, previous output, bets root and T");
+      return `x = hash_to_group(SHA-256(tag ‖ ${e} ‖ y_prev ‖ bets_root ‖ ${t}))`;
+    };
+    const classGroupInput = async (t) => {
+      const bits = classGroupBits(p.modulus);
+      const d = await discriminantOf();
+      if (typeof p.discriminant !== "string") fail("the proof names no discriminant");
+      const named = await classGroupCheck(async () => parseDiscriminant(p.discriminant));
+      if (named.value !== d.value) fail(`the discriminant is not D_e = create_discriminant(seed_e, ${bits}) = ${short(d.toHex())}`);
+      if (p.discriminant_bits !== undefined && p.discriminant_bits !== bits) fail(`discriminant_bits is ${p.discriminant_bits}, not ${bits}`);
+      if (!bytesEqual(el("x"), generatorBytes())) fail("x is not the generator's bytes (0x08 then 99 zero bytes)");
+      return `x = the generator of D_e = create_discriminant(SHA-256(tag ‖ ${e} ‖ y_prev ‖ bets_root ‖ ${t}), ${bits}) = ${short(d.toHex())}`;
+    };
     // The epoch's public record, which must tell the same story as this proof.
     let epochRec = null;
     const getEpoch = async () => (epochRec ??= await getRecord(fetchFn, baseUrl, `/api/v1/epochs/${count(e, "vdfEpoch")}`));
@@ -1043,7 +1141,10 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
       if (ei < 1) fail("epoch numbers start at 1");
       let source;
       let expected;
-      if (ei === 1) {
+      if (ei === 1 && classGroup) {
+        source = `the genesis output y_0 of ${p.modulus} (the generator's bytes)`;
+        expected = generatorBytes();
+      } else if (ei === 1) {
         source = `the genesis output y_0 of ${p.modulus}`;
         expected = await genesisOutput(p.modulus, N());
       } else {
@@ -1060,17 +1161,13 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
 
     await check("epoch_input", async () => {
       const t = parseIterations(p.iterations);
-      const prev = el("previous_output");
-      decodeElement(p.previous_output, N(), "previous_output");
-      const root = hexToBytes(p.bets_root, 32, "bets_root");
-      const seed = await epochSeed(count(e, "vdfEpoch"), prev, root, t);
+      const seed = await epochSeedOf();
       if (p.epoch_seed && String(p.epoch_seed).toLowerCase() !== bytesToHex(seed)) fail("epoch_seed is not SHA-256(tag ‖ e ‖ y_prev ‖ bets_root ‖ T)");
-      const x = await hashToGroup(seed, N());
-      if (!bytesEqual(bigIntToBytes(x, k()), el("x"))) fail("x does not follow from the epoch, previous output, bets root and T");
+      const detail = classGroup ? await classGroupInput(t) : await rsaInput(seed, t);
       const rec = await getEpoch();
       if (String(rec.x).toLowerCase() !== String(p.x).toLowerCase()) fail(`epoch ${e}'s published x differs from the proof's`);
       if (String(rec.iterations) !== String(p.iterations)) fail(`epoch ${e}'s published T differs from the proof's`);
-      return `x = hash_to_group(SHA-256(tag ‖ ${e} ‖ y_prev ‖ bets_root ‖ ${t}))`;
+      return detail;
     });
 
     await check("vdf_proof", async () => {
@@ -1087,6 +1184,10 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
   async function poolChecks() {
     const b = p.pool_batch;
     const index = p.pool_index;
+    // The instant-bet pool runs in RSA groups only (api/src/group.rs).
+    const rsaOnly = () => {
+      if (classGroup) fail(`pool-served games run in an RSA group, but this one names the class group ${p.modulus}`);
+    };
     let batchRec = null;
     const getBatch = async () => (batchRec ??= await getRecord(fetchFn, baseUrl, `/api/v1/pool/batches/${count(b, "pool_batch")}`));
     let batchSeed = null;
@@ -1147,6 +1248,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
     });
 
     await check("pool_entry_input", async () => {
+      rsaOnly();
       const bs = batchSeed ?? hexToBytes(p.batch_seed, 32, "batch_seed");
       const seed = await poolEntrySeed(bs, count(index, "pool_index"), hexToBytes(p.secret, 32, "secret"));
       if (p.entry_seed && String(p.entry_seed).toLowerCase() !== bytesToHex(seed)) fail("entry_seed is not H(batch seed ‖ i ‖ r_i)");
@@ -1155,7 +1257,10 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
       return `x = hash_to_group(H(batch seed ‖ ${index} ‖ r_i))`;
     });
 
-    await check("vdf_proof", proofOf);
+    await check("vdf_proof", async () => {
+      rsaOnly();
+      return proofOf();
+    });
 
     await check("pool_inclusion", async () => {
       const leaf = poolEntryLeaf(

@@ -33,9 +33,12 @@ pub struct ServeConfig {
     /// Fixed number of sequential squarings per epoch (skips calibration).
     #[arg(long, env = "VRS_ITERATIONS", value_parser = clap::value_parser!(u64).range(1..))]
     pub iterations: Option<u64>,
-    /// Group modulus: rsa2048 (default), or test512 / test1024 (insecure, for tests).
-    #[arg(long, env = "VRS_MODULUS", default_value = "rsa2048")]
-    pub modulus: String,
+    /// Group of the epoch VDF: rsa2048 (default), classgroup-1024 (class groups: no trusted
+    /// setup, a fresh discriminant per epoch, chiavdf-compatible; classgroup-<bits> for other
+    /// sizes), or test512 / test1024 (insecure RSA moduli, for tests). Also read from
+    /// VRS_MODULUS, its former name.
+    #[arg(long, visible_alias = "modulus", env = "VRS_GROUP")]
+    pub group: Option<String>,
     /// Smallest bet amount accepted.
     #[arg(long, env = "VRS_MIN_BET", default_value = "0.01", value_parser = parse_amount)]
     pub min_bet: Amount,
@@ -245,6 +248,14 @@ impl ServeConfig {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         self.http_threads
             .map_or(cores.saturating_sub(1).max(1), usize::from)
+    }
+
+    /// The group id: --group, else VRS_MODULUS (its former name), else rsa2048.
+    pub fn group_id(&self) -> String {
+        self.group
+            .clone()
+            .or_else(|| std::env::var("VRS_MODULUS").ok())
+            .unwrap_or_else(|| "rsa2048".to_owned())
     }
 
     pub fn pool(&self) -> crate::pool::PoolConfig {

@@ -10,6 +10,7 @@ pub mod epoch;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod games;
+pub mod group;
 pub mod http;
 pub mod metrics;
 pub mod notary;

@@ -8,14 +8,14 @@ use crate::anchor::AnchorView;
 use crate::commit::bet_leaf;
 use crate::epoch::previous_output;
 use crate::games::{DERIVATION, DICE_DERIVATION};
+pub use crate::group::veo_class;
+use crate::group::Group;
 use crate::outcome::{self, Outcome};
 use crate::store::{EpochRecord, GameRecord, Store};
 use anyhow::Context;
 use serde_json::{json, Value};
-use vrs_engine::epoch::epoch_seed;
-use vrs_engine::group::Modulus;
+use vrs_engine::classgroup::epoch::GROUP_PREFIX;
 use vrs_engine::merkle;
-use vrs_engine::vdf;
 
 /// One named check and its outcome.
 #[derive(Clone, Debug)]
@@ -43,16 +43,6 @@ pub enum Lookup {
     Resolved(Box<Verification>),
 }
 
-/// The `veo_class` of epochs over `modulus_id`: `VEO-` + proof system + group.
-pub fn veo_class(modulus_id: &str) -> String {
-    let group = match modulus_id {
-        "rsa2048" => "RSA2048".to_owned(),
-        named if !named.starts_with("hex:") => named.to_uppercase(),
-        _ => "RSA-CUSTOM".to_owned(),
-    };
-    format!("VEO-WESOLOWSKI-{group}")
-}
-
 /// Loads `game_id` and, when resolved, verifies it.
 pub async fn lookup(
     store: &dyn Store,
@@ -72,11 +62,11 @@ pub async fn lookup(
         .epoch(epoch_number)
         .await?
         .with_context(|| format!("epoch {epoch_number} of game {game_id} is missing"))?;
-    let modulus = Modulus::by_name(&epoch.modulus)
-        .with_context(|| format!("epoch {} names modulus {}", epoch.number, epoch.modulus))?;
-    let chain_prev = previous_output(store, &modulus, epoch.number).await?;
+    let group = Group::by_name(&epoch.modulus)
+        .with_context(|| format!("epoch {} names group {}", epoch.number, epoch.modulus))?;
+    let chain_prev = previous_output(store, &group, epoch.number).await?;
     let leaves = store.epoch_leaves(epoch.number).await?;
-    let mut v = verify(&modulus, &game, &epoch, &chain_prev, &leaves);
+    let mut v = verify(&group, &game, &epoch, &chain_prev, &leaves);
     attach(store, anchor, Subject::Epoch(epoch.number), &mut v).await?;
     Ok(Lookup::Resolved(Box::new(v)))
 }
@@ -96,7 +86,7 @@ pub(crate) fn check(checks: &mut Vec<Check>, name: &'static str, result: Result<
 /// Verifies `game` of `epoch`: `chain_prev` is y of the previous epoch as stored (or the
 /// genesis output), `leaves` the epoch's leaves in order.
 pub fn verify(
-    m: &Modulus,
+    group: &Group,
     game: &GameRecord,
     epoch: &EpochRecord,
     chain_prev: &[u8],
@@ -170,19 +160,32 @@ pub fn verify(
             ))
         }
     });
-    let seed = m
-        .decode("previous output", prev_y)
-        .map(|p| epoch_seed(m, e, &p, &bets_root, t));
+    let seed = group.epoch_seed(e, prev_y, &bets_root, t);
+    // A class group's discriminant D_e follows from the seed (None for RSA groups).
+    let discriminant = seed
+        .as_ref()
+        .ok()
+        .and_then(|s| group.discriminant(s))
+        .map(|d| d.map(|d| d.to_hex()).map_err(|e| format!("{e:#}")));
     check(&mut checks, "epoch_input", {
         match &seed {
             Ok(seed) => {
-                if m.encode(&m.hash_to_group(seed)) == *x_bytes {
-                    Ok("x = hash_to_group(SHA-256(tag ‖ e ‖ y_prev ‖ bets_root ‖ T))".into())
-                } else {
-                    Err("x does not follow from epoch, previous output, bets root and T".into())
+                let rule = match group {
+                    Group::Rsa(_) => "x = hash_to_group(SHA-256(tag ‖ e ‖ y_prev ‖ bets_root ‖ T))",
+                    Group::Class { .. } => {
+                        "x = the generator of D_e = create_discriminant(SHA-256(tag ‖ e ‖ y_prev \
+                         ‖ bets_root ‖ T))"
+                    }
+                };
+                match &discriminant {
+                    Some(Err(err)) => Err(err.clone()),
+                    _ if group.epoch_x(seed) == *x_bytes => Ok(rule.into()),
+                    _ => {
+                        Err("x does not follow from epoch, previous output, bets root and T".into())
+                    }
                 }
             }
-            Err(err) => Err(format!("previous output: {err}")),
+            Err(err) => Err(format!("{err:#}")),
         }
     });
 
@@ -190,9 +193,9 @@ pub fn verify(
     check(&mut checks, "vdf_proof", {
         let l = output.map_or(&empty, |o| &o.l);
         let pi = output.map_or(&empty, |o| &o.pi);
-        match vdf::verify_encoded(m, x_bytes, y_bytes, t, l, pi) {
-            Ok(()) => Ok(format!("π^ℓ · x^(2^T mod ℓ) = y for T = {t}")),
-            Err(e) => Err(e.to_string()),
+        match &seed {
+            Ok(seed) => group.verify_proof(seed, x_bytes, y_bytes, t, l, pi),
+            Err(err) => Err(format!("no seed: {err:#}")),
         }
     });
 
@@ -201,13 +204,9 @@ pub fn verify(
 
     let verified = checks.iter().all(|c| c.passed);
     let seed_hex = seed.as_ref().map(hex::encode).unwrap_or_default();
-    let proof = with_interface_members(
-        e,
-        &stored.rng_value,
-        json!({
+    let mut proof = json!({
             "veo_class": veo_class(&epoch.modulus),
             "modulus": epoch.modulus,
-            "modulus_n": hex::encode(m.to_be_bytes()),
             "iterations": t,
             "x": hex::encode(x_bytes),
             "y": hex::encode(y_bytes),
@@ -225,8 +224,16 @@ pub fn verify(
                 .map(|(i, v)| json!({"iteration": i, "value": hex::encode(v)}))
                 .collect::<Vec<_>>()).unwrap_or_default(),
             "bet": bet_json(game),
-        }),
-    );
+    });
+    // The group's own description: N for an RSA group, D_e (chiavdf's string) for a class group.
+    match (group, &discriminant) {
+        (Group::Rsa(m), _) => proof["modulus_n"] = json!(hex::encode(m.to_be_bytes())),
+        (Group::Class { bits }, d) => {
+            proof["discriminant"] = json!(d.as_ref().and_then(|d| d.as_ref().ok()));
+            proof["discriminant_bits"] = json!(bits);
+        }
+    }
+    let proof = with_interface_members(e, &stored.rng_value, proof);
     let y = epoch.output.as_ref().map(|o| hex::encode(&o.y));
     let mut result = result_json(game, y, &stored, derived.as_ref().ok());
     result["verified"] = json!(verified);
@@ -337,8 +344,10 @@ async fn lookup_pool(
         .as_ref()
         .map(|a| a.modulus.clone())
         .with_context(|| format!("anchor epoch {} is missing", batch.anchor_epoch))?;
-    let modulus = Modulus::by_name(&modulus_id)
-        .with_context(|| format!("anchor epoch names modulus {modulus_id}"))?;
+    // Pool entries are squared modulo N: a class-group service keeps no pool.
+    let modulus = vrs_engine::group::Modulus::by_name(&modulus_id).with_context(|| {
+        format!("anchor epoch names group {modulus_id}, not an RSA modulus of a pool")
+    })?;
     let batch_entries = store
         .pool_batch_entries(batch.number)
         .await?
@@ -477,8 +486,14 @@ fn replay_steps(
         json!({
             "step": 2,
             "action": "vdf_epoch_published",
-            "description": "x = hash_to_group(SHA-256(tag ‖ epoch ‖ previous output ‖ bets root ‖ T)); \
-                y = x^(2^T) with a Wesolowski proof (π, ℓ)",
+            "description": if epoch.modulus.starts_with(GROUP_PREFIX) {
+                "seed = SHA-256(tag ‖ epoch ‖ previous output ‖ bets root ‖ T); D = \
+                 create_discriminant(seed); x = the generator of D; y = x^(2^T) in the class \
+                 group of D with a Wesolowski proof (π, ℓ = B)"
+            } else {
+                "x = hash_to_group(SHA-256(tag ‖ epoch ‖ previous output ‖ bets root ‖ T)); \
+                 y = x^(2^T) with a Wesolowski proof (π, ℓ)"
+            },
             "epoch": epoch.number,
             "modulus": epoch.modulus,
             "iterations": input.map(|i| i.iterations),

@@ -27,9 +27,15 @@ pub fn epoch_seed(
     bets_root: &Hash,
     t: u64,
 ) -> [u8; 32] {
+    epoch_seed_bytes(epoch, &modulus.encode(prev_y), bets_root, t)
+}
+
+/// seed_e over y_{e−1} as stored: the same for every group family (a class group's epoch
+/// takes its discriminant from it, `classgroup::epoch`).
+pub fn epoch_seed_bytes(epoch: u64, prev_y: &[u8], bets_root: &Hash, t: u64) -> [u8; 32] {
     let mut h = tagged(TAG_EPOCH_INPUT);
     h.update(epoch.to_be_bytes());
-    h.update(modulus.encode(prev_y));
+    h.update(prev_y);
     h.update(bets_root);
     h.update(t.to_be_bytes());
     h.finalize().into()

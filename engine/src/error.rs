@@ -71,6 +71,10 @@ pub enum Error {
     /// B = GetB(D, x, y). The caller's fault.
     #[error("proof does not verify: pi^B * x^(2^T mod B) != y")]
     ClassGroupProofMismatch,
+
+    /// A class-group epoch's stored ℓ is not B = GetB(D, x, y).
+    #[error("proof: l is not B = GetB(D, x, y) (expected {expected})")]
+    WrongClassGroupChallenge { expected: String },
     /// The squarer used by the class-group prover returned something wrong (a form not on the
     /// discriminant, or a y whose proof does not verify). Not the caller's fault: a bug in the
     /// squarer.

@@ -10,15 +10,16 @@ use super::progress;
 use super::verify::anchor::Rpc;
 use super::verify::anchor::{check_inclusion, check_transaction, epoch_leaf, Claim};
 use super::verify::{Fetch, Http, Verdict};
+use crate::group::Group;
 use anyhow::{bail, Context};
 use clap::Args;
 use num_bigint::BigUint;
+use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use vrs_engine::batch::{self, BatchBackend, VerifyItem};
-use vrs_engine::epoch::{epoch_seed, genesis_output};
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle::{self, Hash};
 use vrs_engine::vdf::Proof;
@@ -204,8 +205,8 @@ pub(crate) fn audit(
 
     // The group is the auditor's choice, never the server's: a modulus the server picked (one
     // it can factor) would let it forge every proof. Epochs naming another group fail.
-    let modulus = Modulus::by_name(group).with_context(|| format!("--group {group}"))?;
-    let modulus_id = modulus.id().to_owned();
+    let group = Group::by_name(group).with_context(|| format!("--group {group}"))?;
+    let group_id = group.id();
     let mut failures = Vec::new();
     let mut fail = |epoch: u64, check: &'static str, detail: String| {
         failures.push(Failure {
@@ -216,14 +217,16 @@ pub(crate) fn audit(
     };
     let mut items = Vec::new();
     let mut item_epochs = Vec::new();
+    // Class-group epochs: (epoch, seed_e) to verify one by one on rayon.
+    let mut class_items = Vec::new();
     let mut prev_y: Option<Vec<u8>> = before.map(|e| e.y);
     for e in &epochs {
-        if !e.modulus.eq_ignore_ascii_case(&modulus_id) {
+        if !e.modulus.eq_ignore_ascii_case(&group_id) {
             fail(
                 e.number,
                 "group",
                 format!(
-                    "computed in {:?}, not in {modulus_id} (--group): a group of the server's \
+                    "computed in {:?}, not in {group_id} (--group): a group of the server's \
                      choosing proves nothing",
                     e.modulus
                 ),
@@ -231,7 +234,7 @@ pub(crate) fn audit(
             continue;
         }
         let expected_prev = match e.number {
-            1 => Some(modulus.encode(&genesis_output(&modulus))),
+            1 => Some(group.genesis_output()),
             _ => prev_y.clone(),
         };
         if expected_prev.as_deref() != Some(e.previous_output.as_slice()) {
@@ -256,41 +259,78 @@ pub(crate) fn audit(
                 ),
             );
         }
-        match modulus.decode("previous output", &e.previous_output) {
-            Ok(prev) => {
-                let seed = epoch_seed(&modulus, e.number, &prev, &e.bets_root, e.iterations);
-                if modulus.encode(&modulus.hash_to_group(&seed)) != e.x {
+        let seed = match group.epoch_input(e.number, &e.previous_output, &e.bets_root, e.iterations)
+        {
+            Ok((seed, x)) => {
+                if x != e.x {
                     fail(
                         e.number,
                         "epoch_input",
                         "x does not follow from the epoch, previous output, bets root and T".into(),
                     );
                 }
+                seed
             }
-            Err(err) => fail(e.number, "epoch_input", format!("previous output: {err}")),
-        }
-        match proof_item(&modulus, e) {
-            Ok(item) => {
-                items.push(item);
-                item_epochs.push(e.number);
+            Err(err) => {
+                fail(e.number, "epoch_input", format!("{err:#}"));
+                continue;
             }
-            Err(err) => fail(e.number, "vdf_proof", err),
+        };
+        match &group {
+            Group::Rsa(m) => match proof_item(m, e) {
+                Ok(item) => {
+                    items.push(item);
+                    item_epochs.push(e.number);
+                }
+                Err(err) => fail(e.number, "vdf_proof", err),
+            },
+            Group::Class { .. } => class_items.push((e, seed)),
         }
     }
 
-    let backend = open(&modulus)?;
-    let bar = progress::bar(items.len() as u64, "verifying proofs");
-    let mut answers = Vec::with_capacity(items.len());
-    for chunk in items.chunks(256) {
-        answers.extend(batch::verify_many(backend.as_ref(), &modulus, chunk)?);
-        bar.inc(chunk.len() as u64);
-    }
-    bar.finish_and_clear();
-    for (epoch, answer) in item_epochs.iter().zip(answers) {
-        if let Err(err) = answer {
-            fail(*epoch, "vdf_proof", err.to_string());
+    let bar = progress::bar((items.len() + class_items.len()) as u64, "verifying proofs");
+    let (backend_describe, backend_name) = match &group {
+        Group::Rsa(modulus) => {
+            let backend = open(modulus)?;
+            let mut answers = Vec::with_capacity(items.len());
+            for chunk in items.chunks(256) {
+                answers.extend(batch::verify_many(backend.as_ref(), modulus, chunk)?);
+                bar.inc(chunk.len() as u64);
+            }
+            for (epoch, answer) in item_epochs.iter().zip(answers) {
+                if let Err(err) = answer {
+                    fail(*epoch, "vdf_proof", err.to_string());
+                }
+            }
+            (backend.describe(), backend.name())
         }
-    }
+        // No batch backend squares in class groups (each epoch has its own discriminant):
+        // the proofs are checked independently, one per core.
+        Group::Class { .. } => {
+            let answers: Vec<(u64, Result<String, String>)> = class_items
+                .par_iter()
+                .map(|(e, seed)| {
+                    let r = group.verify_proof(seed, &e.x, &e.y, e.iterations, &e.l, &e.pi);
+                    bar.inc(1);
+                    (e.number, r)
+                })
+                .collect();
+            for (epoch, answer) in answers {
+                if let Err(err) = answer {
+                    fail(epoch, "vdf_proof", err);
+                }
+            }
+            (
+                format!(
+                    "classgroup: chiavdf-compatible Wesolowski verification, one epoch per core \
+                     ({} threads)",
+                    rayon::current_num_threads()
+                ),
+                "classgroup",
+            )
+        }
+    };
+    bar.finish_and_clear();
 
     let rpc = rpc.map(|url| Rpc::new(fetch, url));
     let anchors = check_anchors(&epochs, rpc.as_ref(), &mut fail)?;
@@ -305,12 +345,12 @@ pub(crate) fn audit(
         bets: epochs
             .iter()
             .fold(0u64, |n, e| n.saturating_add(e.bet_count)),
-        backend: backend.describe(),
+        backend: backend_describe,
         anchors,
         verified: failures.is_empty(),
         failures,
     };
-    Ok((summary, backend.name()))
+    Ok((summary, backend_name))
 }
 
 fn proof_item(m: &Modulus, e: &Epoch) -> Result<VerifyItem, String> {

@@ -4,6 +4,7 @@ use crate::anchor::client::Chain;
 use crate::anchor::{load_key, AnchorStatus, AnchorView, Anchorer};
 use crate::config::ServeConfig;
 use crate::epoch::{now_ms, EngineStatus, EpochConfig, EpochLoop};
+use crate::group::Group;
 use crate::http::listener::{self, ConnOptions, Drained};
 use crate::http::{app_with, notary_app, AppState};
 use crate::notary::sealer::Sealer;
@@ -19,12 +20,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
-use vrs_engine::calibrate::squarings_per_second;
-use vrs_engine::group::Modulus;
+use vrs_engine::calibrate::{classgroup_squarings_per_second, squarings_per_second};
 
 /// Share of the epoch given to the T squarings; the rest covers the proof (about 5 % of the
 /// evaluation on two cores) and resolving the epoch's games.
 const EVALUATION_SHARE: f64 = 0.9;
+/// The same for class groups, whose proof costs about a fifth of the squarings (measured:
+/// docs/PERFORMANCE.md, "Class-group VDF").
+const CLASS_EVALUATION_SHARE: f64 = 0.8;
 
 /// Longest wait for the epoch loop after the listener has stopped.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -74,23 +77,30 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             config.max_bet
         );
     }
-    let modulus = Modulus::by_name(&config.modulus)
-        .with_context(|| format!("--modulus {}", config.modulus))?;
+    let group_id = config.group_id();
+    let group = Group::by_name(&group_id).with_context(|| format!("--group {group_id}"))?;
     let store = open_store(&config).await?;
     store
-        .bootstrap(modulus.id(), now_ms())
+        .bootstrap(&group.id(), now_ms())
         .await
         .context("preparing the epoch chain")?;
 
     let (iterations, rate) = match config.iterations {
         Some(t) => (t, None),
         None => {
-            let m = modulus.clone();
-            let rate = tokio::task::spawn_blocking(move || {
-                squarings_per_second(&m, Duration::from_millis(500))
+            let g = group.clone();
+            let rate = tokio::task::spawn_blocking(move || match &g {
+                Group::Rsa(m) => squarings_per_second(m, Duration::from_millis(500)),
+                Group::Class { bits } => {
+                    classgroup_squarings_per_second(*bits, Duration::from_millis(500))
+                }
             })
             .await??;
-            let secs = config.epoch_ms as f64 / 1000.0 * EVALUATION_SHARE;
+            let share = match group {
+                Group::Rsa(_) => EVALUATION_SHARE,
+                Group::Class { .. } => CLASS_EVALUATION_SHARE,
+            };
+            let secs = config.epoch_ms as f64 / 1000.0 * share;
             (((rate * secs) as u64).max(1), Some(rate))
         }
     };
@@ -99,8 +109,8 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         None => "fixed by --iterations".to_owned(),
     };
     println!(
-        "vrs: modulus {}, T = {iterations} squarings per epoch ({how}), epochs of at least {} ms",
-        modulus.id(),
+        "vrs: group {}, T = {iterations} squarings per epoch ({how}), epochs of at least {} ms",
+        group.id(),
         config.epoch_ms
     );
 
@@ -116,7 +126,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let epoch_loop = EpochLoop::new(
         Arc::clone(&store),
         EpochConfig {
-            modulus: modulus.clone(),
+            group: group.clone(),
             iterations,
             epoch_ms: config.epoch_ms,
         },
@@ -124,14 +134,28 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     )?;
     // Replicas ask for the lease often enough to take over well within two epochs.
     let poll = Duration::from_millis((config.epoch_ms / 4).clamp(20, 1000));
-    let pool = config.pool();
+    let mut pool = config.pool();
     let pool_status = Arc::new(PoolStatus::default());
-    let generator = Generator::new(
-        Arc::clone(&store),
-        modulus.clone(),
-        pool.clone(),
-        Arc::clone(&pool_status),
-    )?;
+    // The instant-bet pool's batch backends square modulo N: RSA groups only. On a class group
+    // every bet takes the epoch path (an instant request is answered with a 202 saying so).
+    let generator = match group.modulus() {
+        Some(m) => Some(Generator::new(
+            Arc::clone(&store),
+            m.clone(),
+            pool.clone(),
+            Arc::clone(&pool_status),
+        )?),
+        None => {
+            if pool.threads > 0 && config.pool_threads.is_some() {
+                println!(
+                    "vrs: the instant-bet pool runs on RSA groups only: no pool on {}",
+                    group.id()
+                );
+            }
+            pool.threads = 0;
+            None
+        }
+    };
     let anchor_config = config.anchor()?;
     let anchor_status = Arc::new(AnchorStatus::new(config.anchor_rpc().is_some()));
     let chain = match config.anchor_rpc() {
@@ -199,7 +223,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         Arc::clone(&anchor_status),
     );
     let loop_task =
-        tokio::spawn(epoch_loop.lead(stop_rx, poll, Some(generator), Some(anchorer), Some(sealer)));
+        tokio::spawn(epoch_loop.lead(stop_rx, poll, generator, Some(anchorer), Some(sealer)));
     let notary_listener = match config.notary_addr.as_deref().map(str::trim) {
         Some(addr) if !addr.is_empty() => {
             let l = tokio::net::TcpListener::bind(addr)
@@ -229,7 +253,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let state = Arc::new(AppState {
         store,
         engine,
-        modulus: modulus.id().to_owned(),
+        modulus: group.id(),
         iterations,
         epoch_ms: config.epoch_ms,
         squarings_per_second: rate,

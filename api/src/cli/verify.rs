@@ -3,6 +3,7 @@
 //! One line per step; exit 0 when all pass, 1 when any fails, 2 on usage or network errors.
 
 use crate::commit::bet_leaf;
+use crate::group::Group;
 use crate::outcome;
 use crate::store::NewGame;
 use anyhow::{bail, Context};
@@ -11,7 +12,6 @@ use serde::Serialize;
 use serde_json::Value;
 use std::process::ExitCode;
 use std::time::Duration;
-use vrs_engine::epoch::{epoch_seed, genesis_output};
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle::{self, Hash};
 use vrs_engine::vdf;
@@ -125,7 +125,7 @@ struct Report<'a> {
 pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let server = args.server.trim_end_matches('/');
     let group = &args.group.group;
-    Modulus::by_name(group).with_context(|| format!("--group {group}"))?;
+    Group::by_name(group).with_context(|| format!("--group {group}"))?;
     let http = Http::new()?;
     let checked = check(
         &http,
@@ -338,7 +338,7 @@ pub fn recompute(body: &Value, game_id: &str) -> anyhow::Result<Vec<Step>> {
     let p = Fields(proof);
     let mut steps = Vec::new();
 
-    let modulus = Modulus::by_name(&p.str("modulus"));
+    let group = Group::by_name(&p.str("modulus")).map_err(|e| format!("{e:#}"));
     let game = new_game(proof.get("bet").unwrap_or(&Value::Null));
     let leaf = p.bytes("leaf");
 
@@ -382,29 +382,71 @@ pub fn recompute(body: &Value, game_id: &str) -> anyhow::Result<Vec<Step>> {
     ));
 
     // 3. The epoch input follows from the epoch, the previous output, the bets root and T.
+    //    seed_e is recomputed here, never taken from the server; the VDF check uses it too
+    //    (a class group's discriminant follows from it).
     let t = p.u64("iterations");
+    let seed = (|| {
+        let g = group.as_ref().map_err(String::clone)?;
+        let e = p.u64("vdfEpoch")?;
+        let (seed, x) = g
+            .epoch_input(
+                e,
+                &p.bytes("previous_output")?,
+                &bets_root.clone()?,
+                t.clone()?,
+            )
+            .map_err(|e| format!("{e:#}"))?;
+        Ok::<_, String>((seed, x, e))
+    })();
     steps.push(step(
         "epoch_input",
         (|| {
-            let m = modulus.as_ref().map_err(|e| e.to_string())?;
-            let e = p.u64("vdfEpoch")?;
+            let g = group.as_ref().map_err(String::clone)?;
+            let (seed, x, e) = seed.clone()?;
             let t = t.clone()?;
-            let prev = m
-                .decode("previous output", &p.bytes("previous_output")?)
-                .map_err(|e| e.to_string())?;
-            let seed = epoch_seed(m, e, &prev, &bets_root.clone()?, t);
-            if m.encode(&m.hash_to_group(&seed)) == p.bytes("x")? {
-                Ok(format!(
+            if x != p.bytes("x")? {
+                return Err(
+                    "x does not follow from the epoch, previous output, bets root and T".into(),
+                );
+            }
+            match g.discriminant(&seed) {
+                None => Ok(format!(
                     "x = hash_to_group(SHA-256(tag ‖ {e} ‖ y_prev ‖ bets_root ‖ {t}))"
-                ))
-            } else {
-                Err("x does not follow from the epoch, previous output, bets root and T".into())
+                )),
+                Some(d) => {
+                    let d = d.map_err(|e| format!("{e:#}"))?.to_hex();
+                    // The server's D_e, where it shows one, must be the one the seed gives.
+                    match p.0.get("discriminant").and_then(Value::as_str) {
+                        Some(shown) if shown != d => Err(format!(
+                            "the proof's discriminant is not D_e = create_discriminant(seed_e): \
+                             {d}"
+                        )),
+                        _ => Ok(format!(
+                            "x = the generator of D_e = create_discriminant(SHA-256(tag ‖ {e} ‖ \
+                             y_prev ‖ bets_root ‖ {t})) = {d}"
+                        )),
+                    }
+                }
             }
         })(),
     ));
 
     // 4. The Wesolowski proof of y = x^(2^T).
-    steps.push(vdf_step(&p, &modulus));
+    steps.push(step(
+        "vdf_proof",
+        (|| {
+            let g = group.as_ref().map_err(String::clone)?;
+            let (seed, _, _) = seed.clone()?;
+            g.verify_proof(
+                &seed,
+                &p.bytes("x")?,
+                &p.bytes("y")?,
+                p.u64("iterations")?,
+                &p.bytes("l")?,
+                &p.bytes("pi")?,
+            )
+        })(),
+    ));
 
     // 5. rngValue, the dice and the payout from y and the bet.
     steps.extend(outcome_steps(&p, body, &game));
@@ -505,16 +547,18 @@ fn group_step(p: &Fields, expected: &str) -> Step {
         (|| {
             let named = p.str("modulus");
             let want =
-                Modulus::by_name(expected).map_err(|e| format!("--group {expected}: {e}"))?;
-            if !named.eq_ignore_ascii_case(want.id()) {
+                Group::by_name(expected).map_err(|e| format!("--group {expected}: {e:#}"))?;
+            if !named.eq_ignore_ascii_case(&want.id()) {
                 return Err(format!(
                     "the server computed in {named:?}, not in {expected} (--group): a group of \
                      the server's choosing proves nothing"
                 ));
             }
             // Also the digits, where the server spells them out.
-            if p.0.get("modulus_n").is_some() && p.bytes("modulus_n")? != want.to_be_bytes() {
-                return Err(format!("modulus_n is not the modulus of {expected}"));
+            if let Some(m) = want.modulus() {
+                if p.0.get("modulus_n").is_some() && p.bytes("modulus_n")? != m.to_be_bytes() {
+                    return Err(format!("modulus_n is not the modulus of {expected}"));
+                }
             }
             Ok(format!("{expected}, the group this check expects"))
         })(),
@@ -530,13 +574,10 @@ fn epoch_chain(fetch: &dyn Fetch, server: &str, body: &Value) -> Step {
         "epoch_chain",
         (|| {
             let e = p.u64("vdfEpoch")?;
-            let m = Modulus::by_name(&p.str("modulus")).map_err(|e| e.to_string())?;
+            let g = Group::by_name(&p.str("modulus")).map_err(|e| format!("{e:#}"))?;
             let claimed = p.bytes("previous_output")?;
             let (source, prev) = if e <= 1 {
-                (
-                    "the genesis output".to_owned(),
-                    m.encode(&genesis_output(&m)),
-                )
+                ("the genesis output".to_owned(), g.genesis_output())
             } else {
                 let url = format!("{server}/api/v1/epochs/{}", e - 1);
                 let epoch = fetch.get(&url).map_err(|err| format!("{err:#}"))?;

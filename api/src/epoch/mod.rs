@@ -9,8 +9,9 @@
 
 mod vdf_thread;
 
-pub use vdf_thread::{VdfThread, REPLAY_SEGMENTS};
+pub use vdf_thread::{Job, VdfThread, REPLAY_SEGMENTS};
 
+use crate::group::Group;
 use crate::outcome;
 use crate::store::{EpochInput, EpochOutput, EpochRecord, Store, StoreError};
 use anyhow::{anyhow, bail, Context};
@@ -18,10 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
-use vrs_engine::epoch::{epoch_input, genesis_output};
-use vrs_engine::group::Modulus;
 use vrs_engine::merkle;
-use vrs_engine::vdf::CHALLENGE_BYTES;
 
 /// What the loop is doing, for `/health`, `/` and `/api/v1/stats`.
 #[derive(Debug, Default)]
@@ -60,7 +58,7 @@ pub fn now_ms() -> i64 {
 /// The epoch loop's configuration.
 #[derive(Debug, Clone)]
 pub struct EpochConfig {
-    pub modulus: Modulus,
+    pub group: Group,
     /// T for epochs closed from now on (an epoch keeps the T recorded in its input).
     pub iterations: u64,
     /// Least time an epoch stays open for bets.
@@ -83,7 +81,7 @@ impl EpochLoop {
         config: EpochConfig,
         status: Arc<EngineStatus>,
     ) -> anyhow::Result<Self> {
-        let vdf = VdfThread::spawn(config.modulus.clone(), Arc::clone(&status))?;
+        let vdf = VdfThread::spawn(config.group.clone(), Arc::clone(&status))?;
         Ok(Self {
             store,
             config,
@@ -220,12 +218,12 @@ impl EpochLoop {
     /// Commits the input of a closed epoch (if not yet), runs its VDF and resolves it.
     async fn finish(&mut self, epoch: EpochRecord) -> anyhow::Result<()> {
         let e = epoch.number;
-        let m = &self.config.modulus;
-        if epoch.modulus != m.id() {
+        let group = &self.config.group;
+        if epoch.modulus != group.id() {
             bail!(
-                "epoch {e} uses modulus {}, this service runs {}",
+                "epoch {e} uses group {}, this service runs {}",
                 epoch.modulus,
-                m.id()
+                group.id()
             );
         }
         let input = match epoch.input {
@@ -240,27 +238,21 @@ impl EpochLoop {
         let output = match self.computed.take() {
             Some((ce, out)) if ce == e => out,
             _ => {
-                let x = m
-                    .decode("x", &input.x)
+                let seed = group
+                    .epoch_seed(e, &input.prev_y, &input.bets_root, input.iterations)
                     .with_context(|| format!("stored input of epoch {e}"))?;
-                let c = self
-                    .vdf
-                    .compute(e, x, input.iterations)
-                    .await
-                    .map_err(|msg| anyhow!(msg))?;
-                let out = &c.output;
-                let l = out.proof.l.to_bytes_be();
-                let mut l_fixed = vec![0u8; CHALLENGE_BYTES - l.len().min(CHALLENGE_BYTES)];
-                l_fixed.extend_from_slice(&l);
+                let job = Job {
+                    epoch: e,
+                    seed,
+                    x: input.x.clone(),
+                    t: input.iterations,
+                };
+                let c = self.vdf.compute(job).await.map_err(|msg| anyhow!(msg))?;
                 EpochOutput {
-                    y: m.encode(&out.y),
-                    pi: m.encode(&out.proof.pi),
-                    l: l_fixed,
-                    checkpoints: out
-                        .replay
-                        .iter()
-                        .map(|c| (c.iteration, m.encode(&c.value)))
-                        .collect(),
+                    y: c.y,
+                    pi: c.pi,
+                    l: c.l,
+                    checkpoints: c.checkpoints,
                     computation_ms: c.computation_ms,
                     resolved_at_ms: 0,
                 }
@@ -315,32 +307,27 @@ impl EpochLoop {
 
     /// bets_root and x_e of closed epoch `e` from its stored leaves and y_{e−1}.
     async fn commit_input(&self, e: u64) -> anyhow::Result<EpochInput> {
-        let m = &self.config.modulus;
+        let group = &self.config.group;
         let leaves = self.store.close_epoch(e, now_ms()).await?;
         let leaf_hashes: Vec<merkle::Hash> = leaves.iter().map(|l| merkle::leaf_hash(l)).collect();
         let bets_root = merkle::root(&leaf_hashes);
-        let prev_y = previous_output(self.store.as_ref(), m, e).await?;
-        let prev = m.decode("previous output", &prev_y)?;
+        let prev_y = previous_output(self.store.as_ref(), group, e).await?;
         let t = self.config.iterations;
-        let x = epoch_input(m, e, &prev, &bets_root, t);
+        let (_, x) = group.epoch_input(e, &prev_y, &bets_root, t)?;
         Ok(EpochInput {
             iterations: t,
             prev_y,
             bets_root,
             bet_count: leaves.len() as u64,
-            x: m.encode(&x),
+            x,
         })
     }
 }
 
 /// y_{e−1} as stored (fixed-width bytes), or the genesis output for the first epoch.
-pub async fn previous_output(
-    store: &dyn Store,
-    modulus: &Modulus,
-    e: u64,
-) -> anyhow::Result<Vec<u8>> {
+pub async fn previous_output(store: &dyn Store, group: &Group, e: u64) -> anyhow::Result<Vec<u8>> {
     if e <= 1 {
-        return Ok(modulus.encode(&genesis_output(modulus)));
+        return Ok(group.genesis_output());
     }
     let prev = store
         .epoch(e - 1)

@@ -195,7 +195,7 @@ async fn start(dir: &Path, runtime: &tokio::runtime::Handle) -> Result<Started, 
     bet("/api/v1/rng/generate", json!({"client_seed": "fuzz"})).await?;
 
     let config = EpochConfig {
-        modulus: modulus.clone(),
+        group: crate::group::Group::Rsa(modulus.clone()),
         iterations: 64,
         epoch_ms: EPOCH_MS,
     };

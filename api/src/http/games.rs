@@ -190,7 +190,16 @@ async fn place_bet(
          Poll /api/v1/games/{game_id}.",
         epoch_seconds(&state)
     );
-    let message = if instant {
+    let class_group = state
+        .modulus
+        .starts_with(vrs_engine::classgroup::epoch::GROUP_PREFIX);
+    let message = if instant && class_group {
+        format!(
+            "Instant bets need an RSA group and this server runs {}, so the bet took the epoch \
+             path: accepted into epoch {epoch}; {wait}",
+            state.modulus
+        )
+    } else if instant {
         format!(
             "The instant pool is empty, so the bet took the epoch path: accepted into epoch \
              {epoch}; {wait}"

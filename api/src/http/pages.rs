@@ -27,6 +27,12 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../assets/vrs-verify.mjs"),
     ),
     (
+        // Imported by vrs-verify.mjs: class-group epochs (chiavdf's VDF).
+        "vrs-classgroup.mjs",
+        "text/javascript; charset=utf-8",
+        include_str!("../../assets/vrs-classgroup.mjs"),
+    ),
+    (
         "verify-page.mjs",
         "text/javascript; charset=utf-8",
         include_str!("../../assets/verify-page.mjs"),

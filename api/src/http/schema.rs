@@ -384,10 +384,14 @@ pub struct AnchorDetail {
 /// Everything needed to redo the checks offline (docs/PROTOCOL.md §13).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Proof {
-    /// The modulus identifier.
+    /// The group identifier: an RSA modulus (rsa2048, …) or classgroup-<bits>.
     pub modulus: String,
-    /// N in hex.
-    pub modulus_n: String,
+    /// N in hex (RSA groups).
+    pub modulus_n: Option<String>,
+    /// Class groups: the epoch's discriminant D_e as chiavdf writes it ("-0x…").
+    pub discriminant: Option<String>,
+    /// Class groups: bits of D_e.
+    pub discriminant_bits: Option<u32>,
     /// T.
     pub iterations: u64,
     pub x: String,

@@ -64,6 +64,30 @@ fn checks(page: &Value) -> Vec<(String, bool)> {
         .collect()
 }
 
+/// Opens the page for `game_id` through a proxy that applies `tamper` to the game's
+/// verification response; the page must fail. Returns the page and its failed checks.
+fn tampered_page(
+    server: &Server,
+    game_id: &str,
+    shot: &str,
+    tamper: Tamper,
+) -> (Value, Vec<String>) {
+    let target = format!("/api/v1/verify/{game_id}");
+    let proxy = tampering_proxy(&server.url, move |path, v| {
+        if path == target {
+            tamper(v);
+        }
+    });
+    let page = open_page(&proxy, game_id, shot);
+    assert_eq!(page["status"], "failed", "{shot}: {page}");
+    let failed = checks(&page)
+        .into_iter()
+        .filter(|(_, p)| !p)
+        .map(|(n, _)| n)
+        .collect();
+    (page, failed)
+}
+
 #[test]
 fn the_page_verifies_honest_games_and_names_the_tampered_step() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -139,7 +163,6 @@ fn the_page_verifies_honest_games_and_names_the_tampered_step() {
     }
 
     let (_, dice_id) = &games[0];
-    let verify_path = format!("/api/v1/verify/{dice_id}");
     let cases: [(&str, &str, Tamper); 3] = [
         ("y", "vdf_proof", Box::new(|v| flip(v, "/proof/y"))),
         (
@@ -150,19 +173,7 @@ fn the_page_verifies_honest_games_and_names_the_tampered_step() {
         ("payout", "payout", Box::new(change_payout)),
     ];
     for (what, step, tamper) in cases {
-        let target = verify_path.clone();
-        let proxy = tampering_proxy(&server.url, move |path, v| {
-            if path == target {
-                tamper(v);
-            }
-        });
-        let page = open_page(&proxy, dice_id, &format!("tampered-{what}"));
-        assert_eq!(page["status"], "failed", "tampered {what}: {page}");
-        let failed: Vec<String> = checks(&page)
-            .into_iter()
-            .filter(|(_, p)| !p)
-            .map(|(n, _)| n)
-            .collect();
+        let (page, failed) = tampered_page(&server, dice_id, &format!("tampered-{what}"), tamper);
         assert!(
             failed.iter().any(|n| n == step),
             "tampered {what}: {step} should fail, failed: {failed:?}"
@@ -171,6 +182,59 @@ fn the_page_verifies_honest_games_and_names_the_tampered_step() {
         assert!(
             text.contains("NOT verified") && failed.iter().any(|n| text.contains(n.as_str())),
             "the outcome must name the failing step: {text}"
+        );
+    }
+}
+
+/// A class-group service (docs/PROTOCOL.md §19): the page derives each epoch's discriminant
+/// from its seed in the browser and checks the chiavdf-compatible proof; a flipped byte of y
+/// fails `vdf_proof`, and a discriminant the seed does not give fails `epoch_input`.
+#[test]
+fn the_page_verifies_a_class_group_game() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--group",
+            "classgroup-512",
+            "--iterations",
+            "2000",
+            "--epoch-ms",
+            "300",
+        ],
+    );
+    let body = json!({"bet_type": "over7", "amount": 2.5, "player_seed": "browser"});
+    let (status, r) = server.post("/api/v1/games/dice/bet", &body);
+    assert_eq!(status, 202, "{r}");
+    let id = r["game_id"].as_str().expect("game_id").to_owned();
+    let verified = server.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE);
+    assert_eq!(verified["verified"], true, "{verified}");
+    let page = open_page(&server.url, &id, "classgroup-honest");
+    assert_eq!(page["status"], "verified", "{page}");
+    for (name, passed) in checks(&page) {
+        assert!(
+            passed,
+            "{name} failed on an honest class-group game: {page}"
+        );
+    }
+    assert!(page["console_errors"]
+        .as_array()
+        .is_none_or(|e| e.is_empty()));
+
+    let cases: [(&str, &str, Tamper); 2] = [
+        ("y", "vdf_proof", Box::new(|v| flip(v, "/proof/y"))),
+        (
+            "discriminant",
+            "epoch_input",
+            Box::new(|v| v["proof"]["discriminant"] = json!("-0x1f")),
+        ),
+    ];
+    for (what, step, tamper) in cases {
+        let (_, failed) =
+            tampered_page(&server, &id, &format!("classgroup-tampered-{what}"), tamper);
+        assert!(
+            failed.iter().any(|n| n == step),
+            "tampered {what}: {step} should fail, failed: {failed:?}"
         );
     }
 }

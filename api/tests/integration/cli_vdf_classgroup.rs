@@ -10,7 +10,7 @@ use std::process::Command;
 
 const SEED: &str = "7672732d636c61737367726f75702d636c6900000000000000000000000000ab";
 
-fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/chiavdf/.venv/bin/python");
     assert!(
         p.exists(),
@@ -21,7 +21,7 @@ fn python() -> PathBuf {
 }
 
 /// Runs `code` in the chiavdf venv with `arg` as sys.argv[1]; its stdout parsed as JSON.
-fn chiavdf(code: &str, arg: &Value) -> Value {
+pub(crate) fn chiavdf(code: &str, arg: &Value) -> Value {
     let out = Command::new(python())
         .args(["-c", code, &arg.to_string()])
         .output()

@@ -24,6 +24,7 @@ mod pg;
 mod proxy;
 mod router_epoch;
 mod schemathesis;
+mod serve_classgroup;
 mod serve_games;
 mod serve_pool;
 mod serve_restart;

@@ -61,7 +61,7 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
     let id = bet["game_id"].as_str().unwrap().to_owned();
 
     let config = EpochConfig {
-        modulus: Modulus::by_name("test512").unwrap(),
+        group: vrs::group::Group::Rsa(Modulus::by_name("test512").unwrap()),
         iterations: 500,
         epoch_ms: 60_000,
     };

@@ -25,6 +25,7 @@
 
 pub mod bqfc;
 mod discriminant;
+pub mod epoch;
 pub mod fast;
 mod fast_forms;
 mod form;
@@ -38,7 +39,8 @@ pub use form::{xgcd_partial, Form};
 pub use hash_prime::{get_b, B_BITS};
 pub use primality::is_probable_prime;
 pub use wesolowski::{
-    approximate_parameters, prove, prove_encoded, verify, verify_encoded, ReferenceSquarer, Squarer,
+    approximate_parameters, prove, prove_encoded, prove_with_replay, verify, verify_encoded,
+    verify_replay, Proved, ReferenceSquarer, Squarer,
 };
 
 /// Known answers from chiavdf 1.2.0 (testdata/chiavdf-1.2.0.json, written by chiavdf through

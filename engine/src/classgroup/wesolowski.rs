@@ -85,6 +85,29 @@ pub fn prove(
     t: u64,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(Form, Form)> {
+    let proved = prove_with_replay(sq, d, x, t, None, progress)?;
+    Ok((proved.y, proved.proof))
+}
+
+/// What [`prove_with_replay`] returns.
+#[derive(Clone, Debug)]
+pub struct Proved {
+    pub y: Form,
+    pub proof: Form,
+    /// (i, x^(2^i)) for every multiple i of `replay_every` with 0 < i < T, in order.
+    pub replay: Vec<(u64, Form)>,
+}
+
+/// [`prove`], also keeping x^(2^i) at every multiple i of `replay_every` below T, so that a
+/// verifier can re-run the squarings segment by segment ([`verify_replay`]).
+pub fn prove_with_replay(
+    sq: &dyn Squarer,
+    d: &Discriminant,
+    x: &Form,
+    t: u64,
+    replay_every: Option<u64>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Proved> {
     if t == 0 {
         return Err(Error::ZeroIterations);
     }
@@ -92,18 +115,26 @@ pub fn prove(
         .map_err(|reason| Error::BadForm { what: "x", reason })?;
     let (l, k) = approximate_parameters(t);
     let kl = k * l;
+    let replay_every = replay_every.filter(|&r| r > 0).unwrap_or(u64::MAX);
     let count = t.div_ceil(kl);
     let mut intermediates = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
+    let mut replay = Vec::new();
     let mut y = x.clone();
     let mut done = 0u64;
     let mut reported = 0u64;
     progress(0);
     while done < t {
-        let n = kl.min(t - done);
-        let next = sq.square_n(&y, n);
-        intermediates.push(y);
-        y = next;
-        done += n;
+        if done.is_multiple_of(kl) {
+            intermediates.push(y.clone());
+        }
+        let stop = next_multiple(done, kl)
+            .min(next_multiple(done, replay_every))
+            .min(t);
+        y = sq.square_n(&y, stop - done);
+        done = stop;
+        if done.is_multiple_of(replay_every) && done < t {
+            replay.push((done, y.clone()));
+        }
         if done - reported >= PROGRESS_EVERY || done == t {
             progress(done);
             reported = done;
@@ -118,7 +149,56 @@ pub fn prove(
     verify(d, x, &y, &proof, t).map_err(|_| {
         Error::SquarerFault("the squarer's y does not match x^(2^T): the proof fails".into())
     })?;
-    Ok((y, proof))
+    Ok(Proved { y, proof, replay })
+}
+
+/// The least multiple of `m` above `n` (saturating).
+fn next_multiple(n: u64, m: u64) -> u64 {
+    (n / m).saturating_add(1).saturating_mul(m)
+}
+
+/// Re-runs the squarings between published checkpoints without trusting the proof: with
+/// c_0 = x and c_T = y around `checkpoints` (iterations strictly increasing inside (0, T)),
+/// every adjacent pair must satisfy c_j = c_i^(2^(j − i)). Segments run in parallel.
+pub fn verify_replay(
+    sq: &dyn Squarer,
+    d: &Discriminant,
+    x: &Form,
+    y: &Form,
+    t: u64,
+    checkpoints: &[(u64, Form)],
+) -> Result<()> {
+    if t == 0 {
+        return Err(Error::ZeroIterations);
+    }
+    let mut points: Vec<(u64, &Form)> = Vec::with_capacity(checkpoints.len() + 2);
+    points.push((0, x));
+    for (i, f) in checkpoints {
+        let prev = points.last().map_or(0, |p| p.0);
+        if *i <= prev || *i >= t {
+            return Err(Error::BadReplay(format!(
+                "iteration {i} out of order or outside (0, {t})"
+            )));
+        }
+        f.check(d).map_err(|reason| Error::BadForm {
+            what: "checkpoint",
+            reason,
+        })?;
+        points.push((*i, f));
+    }
+    points.push((t, y));
+    // The first failing segment in order, so the report is deterministic.
+    let failures: Vec<(u64, u64)> = points
+        .par_windows(2)
+        .filter_map(|w| {
+            let ((from, a), (to, b)) = (w[0], w[1]);
+            (sq.square_n(a, to - from) != *b).then_some((from, to))
+        })
+        .collect();
+    match failures.first() {
+        None => Ok(()),
+        Some(&(from, to)) => Err(Error::ReplayMismatch { from, to }),
+    }
 }
 
 /// [`prove`] on encoded forms: `x` is a 100-byte compressed form; returns the encodings of

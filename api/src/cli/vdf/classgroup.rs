@@ -11,17 +11,7 @@ use vrs_engine::classgroup::{self, bqfc, Discriminant, Form, Squarer};
 
 /// The group names this module answers: `classgroup-<bits>` (`classgroup` alone is 1024 bits).
 pub fn group_bits(name: &str) -> Option<anyhow::Result<u32>> {
-    let rest = name.strip_prefix("classgroup")?;
-    if rest.is_empty() {
-        return Some(Ok(classgroup::MAX_BITS));
-    }
-    Some(
-        rest.strip_prefix('-')
-            .and_then(|b| b.parse::<u32>().ok())
-            .with_context(|| {
-                format!("group {name:?}: expected classgroup-<bits>, e.g. classgroup-1024")
-            }),
-    )
+    classgroup::epoch::group_bits(name).map(|bits| bits.map_err(anyhow::Error::from))
 }
 
 /// A class-group proof document: what `vrs vdf prove --group classgroup-<bits> --json` prints
