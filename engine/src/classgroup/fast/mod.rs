@@ -1,6 +1,8 @@
 //! Fast repeated squaring of reduced binary quadratic forms: NUDUPL (chiavdf's `qfb_nudupl`)
-//! on stack-allocated fixed-width integers, with Lehmer-accelerated extended and partial
-//! Euclid, 2-adic exact divisions and no heap allocation in the loop.
+//! on stack-allocated fixed-width integers (`num.rs`), with Euclid's algorithm by double-word
+//! Lehmer (`euclid.rs`: two leading words per update of the full numbers, magnitudes only), 2-adic
+//! exact divisions, and every intermediate computed in place in a scratch made once per run: no
+//! allocation, no zeroing and no whole-number copies in the loop.
 //!
 //! Widths by discriminant size: |D| ≤ 512 bits on 12 limbs, ≤ 1024 bits on 20, ≤ 2048 bits on
 //! 40; larger discriminants, and the rare squarings the fixed path declines (a < |D|^(1/4),
@@ -9,6 +11,7 @@
 //!
 //! Variable time: every input of a VDF is public.
 
+mod euclid;
 mod nudupl;
 mod num;
 mod slow;
@@ -117,13 +120,10 @@ impl FastSquarer {
             (Some(a), Some(b), Some(c)) => (a, b, c),
             _ => return self.run_big(a.clone(), b.clone(), c.clone(), n),
         };
+        let mut scratch = nudupl::Scratch::<N>::new();
         let mut i = 0;
         while i < n {
-            if let Some((a, b, c)) = nudupl::nudupl(&fa, &fb, &fc, &k.d, &k.l) {
-                fa = a;
-                fb = b;
-                fc = c;
-            } else {
+            if nudupl::nudupl(&mut scratch, &mut fa, &mut fb, &mut fc, &k.d, &k.l).is_none() {
                 // The rare step the fixed path declines: one squaring on num-bigint.
                 let (a, b, c) = slow::nudupl(
                     &fa.to_bigint(),

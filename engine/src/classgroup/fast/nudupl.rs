@@ -1,181 +1,170 @@
 //! NUDUPL on fixed-width [`Num`]s: squaring of a reduced form (a, b, c) of discriminant D with
 //! Shanks' partial reduction stopped at L = ⌊|D|^(1/4)⌋, then a final reduction (chiavdf's
-//! `qfb_nudupl`, William Hart's formulation). Returns `None` wherever the fixed width or the
-//! common case does not hold (gcd(a, b) ≠ 1, a < L, an unusually long reduction); the caller
-//! then does that squaring with num-bigint.
+//! `qfb_nudupl`, William Hart's formulation). Declines (`None`, the form left as it was) wherever
+//! the fixed width or the common case does not hold (gcd(a, b) ≠ 1, a ≤ L, an unusually long
+//! reduction); the caller then does that squaring with num-bigint.
+//!
+//! Every intermediate lives in a [`Scratch`] made once per run of squarings, and is computed in
+//! place: nothing is allocated, zeroed or copied whole inside the loop.
 
+use super::euclid::Euclid;
 use super::num::Num;
 use std::cmp::Ordering;
 
 /// The most reduction steps tried before giving up (NUDUPL's output needs one or two).
 const MAX_REDUCE_STEPS: usize = 64;
 
-/// Runs Euclid's algorithm on (r2, r1), r2 ≥ r1 ≥ 0, until r1 ≤ bound, keeping the cofactors:
-/// the invariant r ≡ −co·r1₀ (mod r2₀) holds for (r2, co2) and (r1, co1) throughout (start with
-/// co2 = 0, co1 = −1). Lehmer's method: runs of quotients are computed on the leading 63 bits
-/// (Jebelean's exact stopping conditions, as chiavdf's `mpz_xgcd_partial`), then applied to the
-/// full numbers as one 2×2 matrix.
-#[inline]
-pub(crate) fn euclid<const N: usize>(
-    r2: &mut Num<N>,
-    r1: &mut Num<N>,
-    co2: &mut Num<N>,
-    co1: &mut Num<N>,
-    bound: &Num<N>,
-    track_co: bool,
-) -> Option<()> {
-    while !r1.is_zero() && r1.cmp_mag(bound) == Ordering::Greater {
-        let bits = r2.bits().max(r1.bits()).saturating_sub(63);
-        let mut rr2 = r2.word_at(bits) as i64;
-        let mut rr1 = r1.word_at(bits) as i64;
-        let bb = bound.word_at(bits) as i64;
-        let (mut aa2, mut aa1, mut bb2, mut bb1) = (0i64, 1i64, 1i64, 0i64);
-        let mut i = 0usize;
-        while rr1 != 0 && rr1 > bb {
-            // q = 1 (about 40% of the quotients) without a division or multiplications.
-            let (t1, t2, t3) = if (rr2 as u64) < (rr1 as u64) << 1 {
-                (
-                    rr2.wrapping_sub(rr1),
-                    aa2.wrapping_sub(aa1),
-                    bb2.wrapping_sub(bb1),
-                )
-            } else {
-                let qq = ((rr2 as u64) / (rr1 as u64)) as i64;
-                (
-                    rr2.wrapping_sub(qq.wrapping_mul(rr1)),
-                    aa2.wrapping_sub(qq.wrapping_mul(aa1)),
-                    bb2.wrapping_sub(qq.wrapping_mul(bb1)),
-                )
-            };
-            let stop = if i & 1 == 1 {
-                t1 < t3.wrapping_neg() || rr1.wrapping_sub(t1) < t2.wrapping_sub(aa1)
-            } else {
-                t1 < t2.wrapping_neg() || rr1.wrapping_sub(t1) < t3.wrapping_sub(bb1)
-            };
-            if stop {
-                break;
-            }
-            rr2 = rr1;
-            rr1 = t1;
-            aa2 = aa1;
-            aa1 = t2;
-            bb2 = bb1;
-            bb1 = t3;
-            i += 1;
-        }
-        if i == 0 {
-            // One exact step with a multi-limb quotient.
-            let (q, r) = r2.floor_divmod(r1)?;
-            *r2 = *r1;
-            *r1 = r;
-            if track_co {
-                let next = co2.sub(&co1.mul(&q)?)?;
-                *co2 = *co1;
-                *co1 = next;
-            }
-        } else {
-            Num::mat_apply(r2, r1, bb2, aa2, bb1, aa1)?;
-            if track_co {
-                Num::mat_apply(co2, co1, bb2, aa2, bb1, aa1)?;
-            }
-            if r1.neg {
-                *r1 = r1.neg();
-                *co1 = co1.neg();
-            }
-            if r2.neg {
-                *r2 = r2.neg();
-                *co2 = co2.neg();
-            }
-        }
-    }
-    Some(())
+/// The working space of [`nudupl`].
+#[derive(Clone, Debug)]
+pub(crate) struct Scratch<const N: usize> {
+    e: Euclid<N>,
+    k: Num<N>,
+    /// Temporaries t, u, v, w.
+    tmp: [Num<N>; 4],
+    m2: Num<N>,
+    na: Num<N>,
+    nb: Num<N>,
+    nc: Num<N>,
 }
 
-/// The reduced square of the reduced form (a, b, c) of discriminant `d`, `l` = ⌊|d|^(1/4)⌋.
+impl<const N: usize> Scratch<N> {
+    pub(crate) const fn new() -> Self {
+        Self {
+            e: Euclid::new(),
+            k: Num::ZERO,
+            tmp: [Num::ZERO; 4],
+            m2: Num::ZERO,
+            na: Num::ZERO,
+            nb: Num::ZERO,
+            nc: Num::ZERO,
+        }
+    }
+}
+
+/// (a, b, c) ← the reduced square of the reduced form (a, b, c) of discriminant `d`,
+/// `l` = ⌊|d|^(1/4)⌋. On `None` (declined) (a, b, c) is unchanged.
 pub(crate) fn nudupl<const N: usize>(
-    a: &Num<N>,
-    b: &Num<N>,
-    c: &Num<N>,
+    s: &mut Scratch<N>,
+    a: &mut Num<N>,
+    b: &mut Num<N>,
+    c: &mut Num<N>,
     d: &Num<N>,
     l: &Num<N>,
-) -> Option<(Num<N>, Num<N>, Num<N>)> {
-    if a.cmp(l) != Ordering::Greater || a.neg || c.neg {
+) -> Option<()> {
+    if a.cmp(l) != Ordering::Greater || a.neg || c.neg || b.cmp_mag(a) == Ordering::Greater {
         return None;
     }
-    // |b|⁻¹ mod a: Euclid on (a, |b|); at the end r2 = gcd = 1 ≡ −co2·|b|.
-    let mut r2 = *a;
-    let mut r1 = b.abs();
-    let mut co2 = Num::ZERO;
-    let mut co1 = Num::from_u64(1).neg();
-    euclid(&mut r2, &mut r1, &mut co2, &mut co1, &Num::ZERO, true)?;
-    if !r2.is_one() {
+    let Scratch {
+        e,
+        k,
+        tmp,
+        m2,
+        na,
+        nb,
+        nc,
+    } = s;
+    let [t, u, v, _] = tmp;
+
+    // |b|⁻¹ mod a: Euclid on (a, |b|); at the end r2 = gcd = 1 ≡ −co2·|b| (mod a).
+    e.start(a, b);
+    e.run(&Num::ZERO)?;
+    if !e.r2.is_one() {
         return None;
     }
     // k = −c·b⁻¹ mod a = c·co2·sgn(b) mod a.
-    let cm = c.modp(a)?;
-    let mut v = co2;
-    if b.neg {
-        v = v.neg();
+    t.set_mod(c, a)?;
+    u.set_mul(t, &e.c2)?;
+    t.set_mod(u, a)?;
+    if e.co2_negative() != b.neg && !t.is_zero() {
+        k.set(a);
+        k.sub_assign(t)?;
+    } else {
+        k.set(t);
     }
-    let k = cm.mul(&v)?.modp(a)?;
 
     // Partial Euclid on (a, k) down to L.
-    let mut r2 = *a;
-    let mut r1 = k;
-    let mut co2 = Num::ZERO;
-    let mut co1 = Num::from_u64(1).neg();
-    euclid(&mut r2, &mut r1, &mut co2, &mut co1, l, true)?;
+    e.start(a, k);
+    e.run(l)?;
+    if e.c1.is_zero() {
+        return None;
+    }
+    e.c1.neg = e.co1_negative();
+    e.c2.neg = e.co2_negative() && !e.c2.is_zero();
+    let (r1, co1, co2) = (&e.r1, &e.c1, &e.c2);
 
     // m2 = (b·r1 − c·co1) / a
-    let m2 = b.mul(&r1)?.sub(&c.mul(&co1)?)?.divexact(a)?;
+    t.set_mul(b, r1)?;
+    u.set_mul(c, co1)?;
+    t.sub_assign(u)?;
+    m2.set_divexact(t, a)?;
     // na = ±(r1² − co1·m2), negated when co1 ≥ 0
-    let mut na = r1.mul(&r1)?.sub(&co1.mul(&m2)?)?;
+    na.set_sqr(r1)?;
+    u.set_mul(co1, m2)?;
+    na.sub_assign(u)?;
     if !co1.neg {
-        na = na.neg();
+        na.negate();
     }
-    // cb = 2(a·r1 − na·co2)/co1 − b, mod 2|na|
-    let t = a.mul(&r1)?.sub(&na.mul(&co2)?)?.shl_small(1)?;
-    let cb = t.divexact(&co1)?.sub(b)?;
-    let na = na.abs();
     if na.is_zero() {
         return None;
     }
-    let two_na = na.shl_small(1)?;
-    let cb = cb.modp(&two_na)?;
-    // nc = (cb² − d) / 4na
-    let nc = cb.mul(&cb)?.sub(d)?.divexact(&na.shl_small(2)?)?;
-    reduce(na, cb, nc)
+    // nb = 2(a·r1 − na·co2)/co1 − b, mod 2|na|
+    t.set_mul(a, r1)?;
+    u.set_mul(na, co2)?;
+    t.sub_assign(u)?;
+    t.shl_assign(1)?;
+    u.set_divexact(t, co1)?;
+    u.sub_assign(b)?;
+    na.neg = false;
+    v.set(na);
+    v.shl_assign(1)?;
+    nb.set_mod(u, v)?;
+    // nc = (nb² − d) / 4na
+    t.set_sqr(nb)?;
+    t.sub_assign(d)?;
+    t.shr_assign(2);
+    nc.set_divexact(t, na)?;
+    reduce(na, nb, nc, tmp)?;
+    std::mem::swap(a, na);
+    std::mem::swap(b, nb);
+    std::mem::swap(c, nc);
+    Some(())
 }
 
-/// The reduced form equivalent to (a, b, c), a, c > 0.
+/// (a, b, c) ← the reduced form equivalent to (a, b, c), a, c > 0 (tmp: scratch).
 pub(crate) fn reduce<const N: usize>(
-    mut a: Num<N>,
-    mut b: Num<N>,
-    mut c: Num<N>,
-) -> Option<(Num<N>, Num<N>, Num<N>)> {
-    normalize(&a, &mut b, &mut c)?;
+    a: &mut Num<N>,
+    b: &mut Num<N>,
+    c: &mut Num<N>,
+    tmp: &mut [Num<N>; 4],
+) -> Option<()> {
+    normalize(a, b, c, tmp)?;
     for _ in 0..MAX_REDUCE_STEPS {
-        match a.cmp(&c) {
+        match a.cmp(c) {
             Ordering::Greater => {
-                std::mem::swap(&mut a, &mut c);
-                b = b.neg();
-                normalize(&a, &mut b, &mut c)?;
+                std::mem::swap(a, c);
+                b.negate();
+                normalize(a, b, c, tmp)?;
             }
             Ordering::Equal => {
                 if b.neg {
-                    b = b.neg();
+                    b.negate();
                 }
-                return Some((a, b, c));
+                return Some(());
             }
-            Ordering::Less => return Some((a, b, c)),
+            Ordering::Less => return Some(()),
         }
     }
     None
 }
 
-/// Brings b into (−a, a]: r = ⌊(a − b)/2a⌋, b += 2ra, c += r(ar + b).
+/// Brings b into (−a, a]: r = ⌊(a − b)/2a⌋, b += 2ra, c += r(ar + b) (t, u, v, w: scratch).
 #[inline]
-fn normalize<const N: usize>(a: &Num<N>, b: &mut Num<N>, c: &mut Num<N>) -> Option<()> {
+fn normalize<const N: usize>(
+    a: &Num<N>,
+    b: &mut Num<N>,
+    c: &mut Num<N>,
+    [t, u, v, w]: &mut [Num<N>; 4],
+) -> Option<()> {
     let in_range = if b.neg {
         b.cmp_mag(a) == Ordering::Less
     } else {
@@ -184,10 +173,18 @@ fn normalize<const N: usize>(a: &Num<N>, b: &mut Num<N>, c: &mut Num<N>) -> Opti
     if in_range {
         return Some(());
     }
-    let two_a = a.shl_small(1)?;
-    let (r, _) = a.sub(b)?.floor_divmod(&two_a)?;
-    let ra = r.mul(a)?;
-    *c = c.add(&r.mul(&ra.add(b)?)?)?;
-    *b = b.add(&ra.shl_small(1)?)?;
-    Some(())
+    // w = a − b, u = 2a, t = r = ⌊w / u⌋ (v: the remainder, unused)
+    w.set(a);
+    w.sub_assign(b)?;
+    u.set(a);
+    u.shl_assign(1)?;
+    Num::floor_divmod_into(t, v, w, u)?;
+    // w = ra, u = ra + b, v = r(ra + b)
+    w.set_mul(t, a)?;
+    u.set(w);
+    u.add_assign(b)?;
+    v.set_mul(t, u)?;
+    c.add_assign(v)?;
+    w.shl_assign(1)?;
+    b.add_assign(w)
 }

@@ -2,6 +2,7 @@
 //! at several discriminant sizes, and against chiavdf's own output.
 #![allow(clippy::unwrap_used)]
 
+use super::euclid::{self, Euclid};
 use super::num::Num;
 use super::{slow, FastSquarer};
 use num_bigint::{BigInt, BigUint};
@@ -317,54 +318,113 @@ fn matches_chiavdf_prove_output() {
 
 type N24 = Num<24>;
 
-fn arb_int(max_limbs: usize) -> impl Strategy<Value = BigInt> {
-    (
-        proptest::collection::vec(any::<u64>(), 0..=max_limbs),
-        any::<bool>(),
-        0u32..64,
+/// A value of at most `max_limbs` limbs, the limbs drawn from random words and from the edge
+/// patterns (0, all ones, a lone top or bottom bit) that find carry and truncation bugs.
+fn arb_limbs(max_limbs: usize) -> impl Strategy<Value = Vec<u64>> {
+    proptest::collection::vec(
+        prop_oneof![
+            4 => any::<u64>(),
+            1 => Just(0u64),
+            1 => Just(u64::MAX),
+            1 => Just(1u64 << 63),
+            1 => Just(1u64),
+        ],
+        0..=max_limbs,
     )
-        .prop_map(|(limbs, neg, shift)| {
-            let mut bytes = Vec::new();
-            for l in limbs {
-                bytes.extend_from_slice(&l.to_le_bytes());
-            }
-            let m = BigInt::from(BigUint::from_bytes_le(&bytes)) >> shift;
-            if neg {
-                -m
-            } else {
-                m
-            }
-        })
 }
 
+fn from_limbs(limbs: &[u64]) -> BigInt {
+    let mut bytes = Vec::new();
+    for l in limbs {
+        bytes.extend_from_slice(&l.to_le_bytes());
+    }
+    BigInt::from(BigUint::from_bytes_le(&bytes))
+}
+
+fn arb_nat(max_limbs: usize) -> impl Strategy<Value = BigInt> {
+    (arb_limbs(max_limbs), 0u32..64).prop_map(|(limbs, shift)| from_limbs(&limbs) >> shift)
+}
+
+fn arb_int(max_limbs: usize) -> impl Strategy<Value = BigInt> {
+    (arb_nat(max_limbs), any::<bool>()).prop_map(|(m, neg)| if neg { -m } else { m })
+}
+
+/// v as an N24 whose unused limbs hold garbage: nothing may read them.
 fn n24(v: &BigInt) -> N24 {
-    N24::from_bigint(v).unwrap()
+    let mut r = N24::from_bigint(v).unwrap();
+    for l in &mut r.l[r.n..] {
+        *l = 0x5a5a_a5a5_dead_beef;
+    }
+    r
+}
+
+/// An output slot full of garbage.
+fn dirty() -> N24 {
+    n24(&BigInt::zero())
+}
+
+fn big(v: &N24) -> BigInt {
+    v.to_bigint()
 }
 
 proptest! {
     #[test]
-    fn num_arithmetic(x in arb_int(11), y in arb_int(11), s in -(1i64 << 61)..(1i64 << 61), t in -(1i64 << 61)..(1i64 << 61)) {
+    fn num_arithmetic(x in arb_int(11), y in arb_int(11), k in 1u32..64) {
         let (nx, ny) = (n24(&x), n24(&y));
-        prop_assert_eq!(nx.to_bigint(), x.clone());
-        prop_assert_eq!(nx.add(&ny).unwrap().to_bigint(), &x + &y);
-        prop_assert_eq!(nx.sub(&ny).unwrap().to_bigint(), &x - &y);
-        prop_assert_eq!(nx.mul(&ny).unwrap().to_bigint(), &x * &y);
+        prop_assert_eq!(big(&nx), x.clone());
         prop_assert_eq!(nx.cmp(&ny), x.cmp(&y));
-        let (mut mx, mut my) = (nx, ny);
-        N24::mat_apply(&mut mx, &mut my, s, t, t ^ 5, s >> 3).unwrap();
-        prop_assert_eq!(mx.to_bigint(), &x * s + &y * t);
-        prop_assert_eq!(my.to_bigint(), &x * (t ^ 5) + &y * (s >> 3));
-        prop_assert_eq!(nx.shl_small(7).unwrap().to_bigint(), &x << 7u32);
+        prop_assert_eq!(nx.bits() as u64, x.bits());
+        let mut r = dirty();
+        r.set(&nx);
+        r.add_assign(&ny).unwrap();
+        prop_assert_eq!(big(&r), &x + &y);
+        r.set(&nx);
+        r.sub_assign(&ny).unwrap();
+        prop_assert_eq!(big(&r), &x - &y);
+        r.set(&ny);
+        r.sub_assign(&nx).unwrap();
+        prop_assert_eq!(big(&r), &y - &x);
+        r.set(&nx);
+        r.negate();
+        prop_assert_eq!(big(&r), -&x);
+        let mut r = dirty();
+        r.set_mul(&nx, &ny).unwrap();
+        prop_assert_eq!(big(&r), &x * &y);
+        let mut r = dirty();
+        r.set_sqr(&nx).unwrap();
+        prop_assert_eq!(big(&r), &x * &x);
+        r.set(&nx);
+        r.shl_assign(k).unwrap();
+        prop_assert_eq!(big(&r), &x << k);
+        r.shr_assign(k);
+        prop_assert_eq!(big(&r), x.clone());
         if !y.is_zero() {
-            let (q, r) = nx.floor_divmod(&ny.abs()).unwrap();
             let ya = y.abs();
-            prop_assert_eq!(q.to_bigint(), x.div_floor(&ya));
-            prop_assert_eq!(r.to_bigint(), x.mod_floor(&ya));
+            let nya = n24(&ya);
+            let (mut q, mut m) = (dirty(), dirty());
+            N24::floor_divmod_into(&mut q, &mut m, &nx, &nya).unwrap();
+            prop_assert_eq!(big(&q), x.div_floor(&ya));
+            prop_assert_eq!(big(&m), x.mod_floor(&ya));
+            let mut m = dirty();
+            m.set_mod(&nx, &nya).unwrap();
+            prop_assert_eq!(big(&m), x.mod_floor(&ya));
             let p = &x * &y;
-            prop_assert_eq!(n24(&p).divexact(&ny).unwrap().to_bigint(), x.clone());
+            let mut e = dirty();
+            e.set_divexact(&n24(&p), &ny).unwrap();
+            prop_assert_eq!(big(&e), x.clone());
         }
-        let bits = nx.bits();
-        prop_assert_eq!(bits as u64, x.bits());
+    }
+
+    #[test]
+    fn num_windows(x in arb_nat(6), shift in -130isize..400) {
+        let nx = n24(&x);
+        let want = if shift >= 0 { &x >> shift as usize } else { &x << shift.unsigned_abs() };
+        let mask128 = (BigInt::one() << 128u32) - 1;
+        if shift >= 0 || x.bits() as isize - shift <= 128 {
+            prop_assert_eq!(BigInt::from(nx.u128_at(shift)), &want & &mask128);
+        }
+        let sat = if want.bits() > 64 { BigInt::from(u64::MAX) } else { want.clone() };
+        prop_assert_eq!(BigInt::from(nx.word_sat(shift)), sat);
     }
 
     #[test]
@@ -374,16 +434,231 @@ proptest! {
         xl.push(top);
         let mut dl = vec![0u64; dlen];
         dl.push(top >> 1 | 1);
-        let to_big = |v: &[u64]| {
-            let mut bytes = Vec::new();
-            for l in v {
-                bytes.extend_from_slice(&l.to_le_bytes());
-            }
-            BigInt::from(BigUint::from_bytes_le(&bytes))
-        };
-        let (x, d) = (to_big(&xl), to_big(&dl));
-        let (q, r) = n24(&x).floor_divmod(&n24(&d)).unwrap();
-        prop_assert_eq!(q.to_bigint(), &x / &d);
-        prop_assert_eq!(r.to_bigint(), &x % &d);
+        let (x, d) = (from_limbs(&xl), from_limbs(&dl));
+        let (mut q, mut r) = (dirty(), dirty());
+        N24::floor_divmod_into(&mut q, &mut r, &n24(&x), &n24(&d)).unwrap();
+        prop_assert_eq!(big(&q), &x / &d);
+        prop_assert_eq!(big(&r), &x % &d);
     }
+
+    #[test]
+    fn lehmer_cofactor_kernel(x in arb_nat(10), y in arb_nat(10), p in 0u64..1 << 62, q in 0u64..1 << 62, r in 0u64..1 << 62, s in 0u64..1 << 62) {
+        let (mut nx, mut ny) = (n24(&x), n24(&y));
+        N24::lehmer_cofactors(&mut nx, &mut ny, p, q, r, s).unwrap();
+        prop_assert_eq!(big(&nx), &x * p + &y * q);
+        prop_assert_eq!(big(&ny), &x * r + &y * s);
+    }
+
+    #[test]
+    fn lehmer_row_kernel(x in arb_nat(10), y in arb_nat(10), p in 0u64..1 << 62, q in 0u64..1 << 62, r in 0u64..1 << 62, s in 0u64..1 << 62, odd in any::<bool>()) {
+        // Any entries: the kernel gives the exact rows where both are non-negative and fit in
+        // the operands' length, and declines otherwise.
+        let (mut nx, mut ny) = (n24(&x), n24(&y));
+        let (wx, wy) = if odd {
+            (&y * q - &x * p, &x * r - &y * s)
+        } else {
+            (&x * p - &y * q, &y * s - &x * r)
+        };
+        let limit = BigInt::one() << (64 * nx.n.max(ny.n));
+        let fits = |v: &BigInt| !v.is_negative() && *v < limit;
+        let got = if odd {
+            N24::lehmer_rows::<true>(&mut nx, &mut ny, p, q, r, s)
+        } else {
+            N24::lehmer_rows::<false>(&mut nx, &mut ny, p, q, r, s)
+        };
+        prop_assert_eq!(got.is_some(), fits(&wx) && fits(&wy));
+        if got.is_some() {
+            prop_assert_eq!(big(&nx), wx);
+            prop_assert_eq!(big(&ny), wy);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- Lehmer's Euclid
+
+/// The single-word Lehmer run as the first version of this module (and chiavdf's
+/// `mpz_xgcd_partial`) wrote it, on signed cofactors: (steps, |s2|, |t2|, |s1|, |t1|).
+fn ref_lehmer_word(x: u64, y: u64, bb: u64) -> (u32, u64, u64, u64, u64) {
+    let (mut rr2, mut rr1, bb) = (x as i64, y as i64, bb as i64);
+    let (mut aa2, mut aa1, mut bb2, mut bb1) = (0i64, 1i64, 1i64, 0i64);
+    let mut i = 0u32;
+    while rr1 != 0 && rr1 > bb {
+        let qq = rr2 / rr1;
+        let t1 = rr2 - qq * rr1;
+        let t2 = aa2 - qq * aa1;
+        let t3 = bb2 - qq * bb1;
+        let stop = if i & 1 == 1 {
+            t1 < -t3 || rr1 - t1 < t2 - aa1
+        } else {
+            t1 < -t2 || rr1 - t1 < t3 - bb1
+        };
+        if stop {
+            break;
+        }
+        (rr2, rr1, aa2, aa1, bb2, bb1) = (rr1, t1, aa1, t2, bb1, t3);
+        i += 1;
+    }
+    let m = |v: i64| v.unsigned_abs();
+    (i, m(bb2), m(aa2), m(bb1), m(aa1))
+}
+
+/// Plain Euclid on (r2, r1) with the magnitudes of the cofactor matrix, `steps` steps, each
+/// taken only while r1 > bound; `None` if it has to stop earlier.
+fn ref_euclid_steps(
+    r2: &BigInt,
+    r1: &BigInt,
+    bound: &BigInt,
+    steps: u32,
+) -> Option<(BigInt, BigInt, [BigInt; 4])> {
+    let (mut x, mut y) = (r2.clone(), r1.clone());
+    let (mut s2, mut t2, mut s1, mut t1) =
+        (BigInt::one(), BigInt::zero(), BigInt::zero(), BigInt::one());
+    for _ in 0..steps {
+        if y.is_zero() || y <= *bound {
+            return None;
+        }
+        let (q, r) = x.div_rem(&y);
+        (x, y) = (y, r);
+        let sn = &s2 + &q * &s1;
+        let tn = &t2 + &q * &t1;
+        (s2, s1) = (s1, sn);
+        (t2, t1) = (t1, tn);
+    }
+    Some((x, y, [s2, t2, s1, t1]))
+}
+
+/// Pairs r2 ≥ r1 ≥ 0 of up to 10 limbs, often with long runs of equal or extreme limbs, and
+/// a bound: 0, about √r2, or anything up to r1.
+fn arb_pair() -> impl Strategy<Value = (BigInt, BigInt, BigInt)> {
+    (arb_nat(10), arb_nat(10), 0u8..3, arb_nat(10)).prop_map(|(a, b, kind, c)| {
+        let (r2, r1) = if a >= b { (a, b) } else { (b, a) };
+        let bound = match kind {
+            0 => BigInt::zero(),
+            1 => r2.sqrt(),
+            _ => {
+                if r1.is_zero() {
+                    BigInt::zero()
+                } else {
+                    c % &r1
+                }
+            }
+        };
+        (r2, r1, bound)
+    })
+}
+
+/// Fibonacci pairs (every quotient 1, the longest runs) and pairs with one huge quotient.
+fn special_pairs() -> Vec<(BigInt, BigInt)> {
+    let mut out = Vec::new();
+    let (mut f0, mut f1) = (BigInt::zero(), BigInt::one());
+    for k in 0..800 {
+        (f0, f1) = (f1.clone(), f0 + f1);
+        if k % 37 == 0 {
+            out.push((f1.clone(), f0.clone()));
+        }
+    }
+    let mut rng = StdRng::seed_from_u64(5);
+    for bits in [
+        62u64, 63, 64, 65, 125, 126, 127, 128, 129, 190, 191, 192, 193, 500,
+    ] {
+        let b = BigInt::from(rand_biguint(&mut rng, bits)) | (BigInt::one() << (bits - 1));
+        for gap in [0u64, 1, 31, 32, 33, 63, 64, 65, 100] {
+            let a = (&b << gap) + BigInt::from(rand_biguint(&mut rng, bits + gap - 1));
+            out.push((a.max(b.clone()), b.clone()));
+        }
+    }
+    out
+}
+
+#[test]
+fn word_windows_of_zero() {
+    // Found by num_windows: zero shifted left by more than a word is still zero.
+    for shift in [-200isize, -65, -64, -1, 0, 1, 64, 300] {
+        assert_eq!(N24::ZERO.word_sat(shift), 0);
+        assert_eq!(N24::ZERO.u128_at(shift), 0);
+    }
+}
+
+proptest! {
+    #[test]
+    fn lehmer_word_run_matches_the_signed_reference(a in 1u64..1 << 63, b in any::<u64>(), small in any::<bool>(), bb in any::<u64>()) {
+        let b = if small { b >> 33 } else { b >> 1 };
+        let (x, y) = if a >= b { (a, b) } else { (b, a) };
+        let bb = if bb & 1 == 0 { 0 } else { bb % (y.max(1)) };
+        let m = euclid::lehmer_exact(x, y, bb);
+        prop_assert_eq!((m.steps, m.s2, m.t2, m.s1, m.t1), ref_lehmer_word(x, y, bb));
+    }
+
+    #[test]
+    fn double_word_round_is_euclid((r2, r1, bound) in arb_pair()) {
+        prop_assume!(r2.bits() > 62);
+        let m = euclid::lehmer_round(&n24(&r2), &n24(&r1), &n24(&bound));
+        let (x, y, [s2, t2, s1, t1]) = ref_euclid_steps(&r2, &r1, &bound, m.steps).unwrap();
+        prop_assert_eq!(
+            (BigInt::from(m.s2), BigInt::from(m.t2), BigInt::from(m.s1), BigInt::from(m.t1)),
+            (s2, t2, s1, t1)
+        );
+        // And the kernel applies it: the pair after those steps.
+        let (mut nx, mut ny) = (n24(&r2), n24(&r1));
+        if m.steps > 0 {
+            if m.steps & 1 == 1 {
+                N24::lehmer_rows::<true>(&mut nx, &mut ny, m.s2, m.t2, m.s1, m.t1).unwrap();
+            } else {
+                N24::lehmer_rows::<false>(&mut nx, &mut ny, m.s2, m.t2, m.s1, m.t1).unwrap();
+            }
+        }
+        prop_assert_eq!((big(&nx), big(&ny)), (x, y));
+    }
+
+    #[test]
+    fn euclid_matches_xgcd_partial((r2, r1, bound) in arb_pair()) {
+        check_euclid(&r2, &r1, &bound);
+    }
+}
+
+/// Euclid::run against the chiavdf-compatible reference `xgcd_partial`, which is Euclid step
+/// for step: the same stopping point, remainders and cofactors with their signs.
+fn check_euclid(r2: &BigInt, r1: &BigInt, bound: &BigInt) {
+    let mut e = Euclid::<24>::new();
+    e.start(&n24(r2), &n24(r1));
+    e.run(&n24(bound)).unwrap();
+    let sign = |v: BigInt, neg: bool| if neg { -v } else { v };
+    let co2 = sign(big(&e.c2), e.co2_negative());
+    let co1 = sign(big(&e.c1), e.co1_negative());
+    let want = crate::classgroup::xgcd_partial(r2.clone(), r1.clone(), bound);
+    assert_eq!(
+        (co2, co1, big(&e.r2), big(&e.r1)),
+        want,
+        "r2 = {r2}, r1 = {r1}, bound = {bound}"
+    );
+}
+
+#[test]
+fn euclid_on_special_pairs() {
+    for (r2, r1) in special_pairs() {
+        for bound in [BigInt::zero(), r2.sqrt(), &r1 >> 1u32, &r1 - 1] {
+            check_euclid(&r2, &r1, &bound.max(BigInt::zero()));
+        }
+        if r2.bits() > 62 {
+            let m = euclid::lehmer_round(&n24(&r2), &n24(&r1), &N24::ZERO);
+            assert!(ref_euclid_steps(&r2, &r1, &BigInt::zero(), m.steps).is_some());
+        }
+    }
+}
+
+#[test]
+fn double_word_rounds_go_about_twice_as_far() {
+    // The point of the second run: on random 512-bit pairs a round makes about 60 bits of
+    // progress (one word's run makes about 31), so the full numbers are updated half as often.
+    let mut rng = StdRng::seed_from_u64(11);
+    let (mut steps, mut rounds) = (0u64, 0u64);
+    for _ in 0..200 {
+        let a = BigInt::from(rand_biguint(&mut rng, 512));
+        let b = BigInt::from(rand_biguint(&mut rng, 512));
+        let (r2, r1) = if a >= b { (a, b) } else { (b, a) };
+        let m = euclid::lehmer_round(&n24(&r2), &n24(&r1), &N24::ZERO);
+        steps += u64::from(m.steps);
+        rounds += 1;
+    }
+    assert!(steps > 28 * rounds, "{steps} steps in {rounds} rounds");
 }
