@@ -64,7 +64,9 @@ pub struct GroupArg {
     /// proof, but a proof only means something in a group whose order nobody knows: a server
     /// free to name a modulus of its choosing (one it can factor) could forge any proof. So the
     /// group is the verifier's choice, and a proof naming another fails the `group` check.
-    /// rsa2048 (default), or test512 / test1024 / hex:<digits> to check a test server.
+    /// rsa2048 (default), classgroup-1024 (a class-group server: the discriminant of each
+    /// epoch is recomputed from its seed), or test512 / test1024 / hex:<digits> to check a
+    /// test server.
     #[arg(
         long,
         visible_alias = "modulus",

@@ -11,6 +11,7 @@
 
 use super::bqfc::{self, decode_as};
 use super::discriminant::Discriminant;
+use super::fast::FastComposer;
 use super::form::{self, Form};
 use super::hash_prime::get_b;
 use crate::error::{Error, Result};
@@ -243,54 +244,10 @@ fn blocks(k: u64, t: u64, b: &BigUint) -> Vec<usize> {
     out
 }
 
-/// The bucket products of pass j: bucket w holds the product of the checkpoints x^(2^(i·k·l))
-/// whose window i·l + j is w. Checkpoint ranges are multiplied on all cores, then merged
-/// bucket by bucket (composition is commutative).
-fn buckets(
-    blocks: &[usize],
-    intermediates: &[Form],
-    l: u64,
-    j: u64,
-    k: u64,
-    dv: &num_bigint::BigInt,
-    root: &num_bigint::BigInt,
-) -> Vec<Option<Form>> {
-    let width = 1usize << k;
-    let merge = |mut acc: Vec<Option<Form>>, other: Vec<Option<Form>>| {
-        for (slot, f) in acc.iter_mut().zip(other) {
-            if let Some(f) = f {
-                *slot = Some(match slot.take() {
-                    None => f,
-                    Some(a) => form::multiply(&a, &f, dv, root),
-                });
-            }
-        }
-        acc
-    };
-    intermediates
-        .par_iter()
-        .enumerate()
-        .fold(
-            || vec![None; width],
-            |mut ys: Vec<Option<Form>>, (i, checkpoint)| {
-                let window = (i as u64).saturating_mul(l).saturating_add(j);
-                let block = usize::try_from(window)
-                    .ok()
-                    .and_then(|w| blocks.get(w))
-                    .copied();
-                if let Some(slot) = block.and_then(|b| ys.get_mut(b)) {
-                    *slot = Some(match slot.take() {
-                        None => checkpoint.clone(),
-                        Some(a) => form::multiply(&a, checkpoint, dv, root),
-                    });
-                }
-                ys
-            },
-        )
-        .reduce(|| vec![None; width], merge)
-}
-
-/// chiavdf's `GenerateWesolowski`: π from the checkpoints x^(2^(i·k·l)).
+/// chiavdf's `GenerateWesolowski`: π from the checkpoints x^(2^(i·k·l)). The compositions
+/// (about T/k bucket products on all cores, then the combination of the 2^k buckets and small
+/// powers) run on the fixed-width NUCOMP/NUDUPL of [`FastComposer`]; its results are the
+/// reference's bit for bit, and [`prove_with_replay`] checks π with the reference [`verify`].
 fn generate_proof(
     d: &Discriminant,
     x_init: &Form,
@@ -301,11 +258,11 @@ fn generate_proof(
     l: u64,
 ) -> Result<Form> {
     let b = get_b(d, x_init, y)?;
-    let (dv, root) = (d.value(), d.fourth_root());
+    let comp = FastComposer::new(d.value())?;
     let mul = |acc: Option<Form>, f: &Form| -> Form {
         match acc {
             None => f.clone(),
-            Some(a) => form::multiply(&a, f, dv, root),
+            Some(a) => comp.multiply(&a, f),
         }
     };
     let k1 = k / 2;
@@ -314,9 +271,17 @@ fn generate_proof(
     let mut x: Option<Form> = None;
     for j in (0..l).rev() {
         if let Some(f) = x.take() {
-            x = Some(form::pow(&f, &(BigUint::from(1u8) << k), dv, root));
+            x = Some(comp.pow(&f, &(BigUint::from(1u8) << k)));
         }
-        let ys = buckets(&blocks, intermediates, l, j, k, dv, root);
+        // Bucket w holds the product of the checkpoints x^(2^(i·k·l)) whose window i·l + j is w.
+        let bucket = |i: usize| {
+            let window = (i as u64).saturating_mul(l).saturating_add(j);
+            usize::try_from(window)
+                .ok()
+                .and_then(|w| blocks.get(w))
+                .copied()
+        };
+        let ys = comp.bucket_products(intermediates, 1usize << k, &bucket);
         for b1 in 0..(1u64 << k1) {
             let mut z: Option<Form> = None;
             for b0 in 0..(1u64 << k0) {
@@ -327,7 +292,7 @@ fn generate_proof(
             if let Some(z) = z {
                 let e = BigUint::from(b1 << k0);
                 if b1 != 0 {
-                    x = Some(mul(x, &form::pow(&z, &e, dv, root)));
+                    x = Some(mul(x, &comp.pow(&z, &e)));
                 }
             }
         }
@@ -339,7 +304,7 @@ fn generate_proof(
                 }
             }
             if let Some(z) = z {
-                x = Some(mul(x, &form::pow(&z, &BigUint::from(b0), dv, root)));
+                x = Some(mul(x, &comp.pow(&z, &BigUint::from(b0))));
             }
         }
     }

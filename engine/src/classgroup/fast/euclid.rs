@@ -204,6 +204,20 @@ impl<const N: usize> Euclid<N> {
 
     /// Runs Euclid's steps while r1 > bound (bound ≥ 0). `None` only where the fixed width
     /// overflows.
+    /// The partial Euclid that NUDUPL and NUCOMP share: (a, b) run down to `bound` (L), then
+    /// the cofactors given their signs. `None` (the caller declines) on a width overflow or
+    /// when c1 ends at zero.
+    pub(crate) fn partial(&mut self, a: &Num<N>, b: &Num<N>, bound: &Num<N>) -> Option<()> {
+        self.start(a, b);
+        self.run(bound)?;
+        if self.c1.is_zero() {
+            return None;
+        }
+        self.c1.neg = self.co1_negative();
+        self.c2.neg = self.co2_negative() && !self.c2.is_zero();
+        Some(())
+    }
+
     pub(crate) fn run(&mut self, bound: &Num<N>) -> Option<()> {
         while !self.r1.is_zero() && self.r1.cmp_mag(bound) == Ordering::Greater {
             if self.r2.bits() <= 62 {

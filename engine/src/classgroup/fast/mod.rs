@@ -9,12 +9,19 @@
 //! gcd(a, b) ≠ 1, which happen only for forms near the identity or the generator, or for
 //! discriminants that are not prime), go through the same algorithm on num-bigint.
 //!
+//! [`FastComposer`] (`composer.rs`) does the same for the Wesolowski prover's compositions:
+//! NUCOMP on the same integers (`nucomp.rs`), both gcd cases, with the same fallback.
+//!
 //! Variable time: every input of a VDF is public.
 
+mod composer;
 mod euclid;
+mod nucomp;
 mod nudupl;
 mod num;
 mod slow;
+
+pub use composer::FastComposer;
 
 use num::Num;
 use num_bigint::BigInt;
@@ -54,10 +61,9 @@ impl<const N: usize> Consts<N> {
     }
 }
 
-impl FastSquarer {
-    /// d: a negative discriminant ≡ 1 (mod 4), any size; sizes beyond what the fixed-width path
-    /// supports fall back to a plain (slower) path.
-    pub fn new(d: &BigInt) -> Result<Self> {
+impl Width {
+    /// ⌊|d|^(1/4)⌋ and the width for `d`, a negative discriminant ≡ 1 (mod 4) of any size.
+    fn for_discriminant(d: &BigInt) -> Result<(BigInt, Self)> {
         if !d.is_negative() || d.mod_floor(&BigInt::from(4)) != BigInt::from(1) {
             return Err(Error::BadDiscriminant(
                 "a discriminant must be negative and 1 mod 4".into(),
@@ -75,6 +81,15 @@ impl FastSquarer {
             None
         }
         .unwrap_or(Width::Big);
+        Ok((l, width))
+    }
+}
+
+impl FastSquarer {
+    /// d: a negative discriminant ≡ 1 (mod 4), any size; sizes beyond what the fixed-width path
+    /// supports fall back to a plain (slower) path.
+    pub fn new(d: &BigInt) -> Result<Self> {
+        let (l, width) = Width::for_discriminant(d)?;
         Ok(Self {
             d: d.clone(),
             l,

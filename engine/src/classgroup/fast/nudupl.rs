@@ -83,13 +83,7 @@ pub(crate) fn nudupl<const N: usize>(
     }
 
     // Partial Euclid on (a, k) down to L.
-    e.start(a, k);
-    e.run(l)?;
-    if e.c1.is_zero() {
-        return None;
-    }
-    e.c1.neg = e.co1_negative();
-    e.c2.neg = e.co2_negative() && !e.c2.is_zero();
+    e.partial(a, k, l)?;
     let (r1, co1, co2) = (&e.r1, &e.c1, &e.c2);
 
     // m2 = (b·r1 − c·co1) / a

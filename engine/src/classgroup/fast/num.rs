@@ -74,6 +74,11 @@ impl<const N: usize> Num<N> {
     }
 
     #[inline]
+    pub(crate) fn is_even(&self) -> bool {
+        self.n == 0 || self.l[0] & 1 == 0
+    }
+
+    #[inline]
     pub(crate) fn is_one(&self) -> bool {
         self.n == 1 && self.l[0] == 1 && !self.neg
     }

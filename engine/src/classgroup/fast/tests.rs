@@ -2,9 +2,11 @@
 //! at several discriminant sizes, and against chiavdf's own output.
 #![allow(clippy::unwrap_used)]
 
+use super::super::form::{self, Form};
 use super::euclid::{self, Euclid};
+use super::nucomp::{self, NumForm};
 use super::num::Num;
-use super::{slow, FastSquarer};
+use super::{slow, FastComposer, FastSquarer};
 use num_bigint::{BigInt, BigUint};
 use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
@@ -156,17 +158,18 @@ fn disc(name: &str) -> &'static BigInt {
     &all.iter().find(|(n, _)| *n == name).unwrap().1
 }
 
-/// A random reduced form of d: (N, b, 1) with N = (b² − d)/4 for a random odd b, reduced.
+/// A random reduced form of d: the product of the first two prime forms (p, b, c) of d to
+/// random powers of random sizes (so forms near the identity come up too).
 fn random_form(d: &BigInt, seed: u64) -> (BigInt, BigInt) {
     let mut rng = StdRng::seed_from_u64(seed);
-    let bits = rng.gen_range(1..=d.bits());
-    let mut b = BigInt::from(rand_biguint(&mut rng, bits)) | BigInt::one();
-    if rng.gen_bool(0.5) {
-        b = -b;
+    let l = fourth_root(d);
+    let mut acc = form_of(d, &BigInt::one(), &BigInt::one());
+    for p in split_primes(d, 2) {
+        let base = form_over(d, &[p], rng.gen()).unwrap();
+        let e = rng.gen::<u64>() >> rng.gen_range(0..64);
+        acc = form::multiply(&acc, &form::pow(&base, &BigUint::from(e), d, &l), d, &l);
     }
-    let n = (&b * &b - d) >> 2u32;
-    let (a, b, _) = ref_reduce(n, b, BigInt::one());
-    (a, b)
+    (acc.a, acc.b)
 }
 
 fn check(d: &BigInt, a: &BigInt, b: &BigInt, n: u64) {
@@ -616,8 +619,12 @@ proptest! {
     }
 }
 
-/// Euclid::run against the chiavdf-compatible reference `xgcd_partial`, which is Euclid step
-/// for step: the same stopping point, remainders and cofactors with their signs.
+/// Euclid::run against plain Euclid with signed cofactors, stopped as soon as r1 ≤ bound, and
+/// against the chiavdf-compatible `xgcd_partial`, which is the same except that chiavdf's
+/// single-word runs test the bound on their approximate remainders and now and then go a step
+/// or more past it (the case in the regression file): then its r2 is at most the bound. Where
+/// the stop matters (chiavdf's compressed forms) the encoder calls `xgcd_partial` itself; NUDUPL
+/// and NUCOMP end in a reduction, whose result does not depend on it.
 fn check_euclid(r2: &BigInt, r1: &BigInt, bound: &BigInt) {
     let mut e = Euclid::<24>::new();
     e.start(&n24(r2), &n24(r1));
@@ -625,10 +632,19 @@ fn check_euclid(r2: &BigInt, r1: &BigInt, bound: &BigInt) {
     let sign = |v: BigInt, neg: bool| if neg { -v } else { v };
     let co2 = sign(big(&e.c2), e.co2_negative());
     let co1 = sign(big(&e.c1), e.co1_negative());
-    let want = crate::classgroup::xgcd_partial(r2.clone(), r1.clone(), bound);
-    assert_eq!(
-        (co2, co1, big(&e.r2), big(&e.r1)),
-        want,
+    let got = (co2, co1, big(&e.r2), big(&e.r1));
+    let (mut x, mut y) = (r2.clone(), r1.clone());
+    let (mut c2, mut c1) = (BigInt::zero(), -BigInt::one());
+    while !y.is_zero() && y > *bound {
+        let (q, r) = x.div_rem(&y);
+        (x, y) = (y, r);
+        let next = &c2 - &q * &c1;
+        (c2, c1) = (c1, next);
+    }
+    assert_eq!(got, (c2, c1, x, y), "r2 = {r2}, r1 = {r1}, bound = {bound}");
+    let chiavdf = crate::classgroup::xgcd_partial(r2.clone(), r1.clone(), bound);
+    assert!(
+        got == chiavdf || chiavdf.2 <= *bound,
         "r2 = {r2}, r1 = {r1}, bound = {bound}"
     );
 }
@@ -661,4 +677,331 @@ fn double_word_rounds_go_about_twice_as_far() {
         rounds += 1;
     }
     assert!(steps > 28 * rounds, "{steps} steps in {rounds} rounds");
+}
+
+// ---------------------------------------------------------------- composition (NUCOMP)
+
+fn form_of(d: &BigInt, a: &BigInt, b: &BigInt) -> Form {
+    Form::new(a.clone(), b.clone(), c_of(a, b, d))
+}
+
+fn random_full_form(d: &BigInt, seed: u64, invert: bool) -> Form {
+    let (a, b) = random_form(d, seed);
+    let f = form_of(d, &a, &b);
+    if invert {
+        f.inverse()
+    } else {
+        f
+    }
+}
+
+fn fourth_root(d: &BigInt) -> BigInt {
+    d.abs().nth_root(4)
+}
+
+/// The fixed-width NUCOMP itself (no fallback): `Some` and the reference's product, or `None`.
+fn fixed_nucomp<const N: usize>(d: &BigInt, f: &Form, g: &Form) -> Option<Form> {
+    let (nd, nl) = (
+        Num::<N>::from_bigint(d).unwrap(),
+        Num::<N>::from_bigint(&fourth_root(d)).unwrap(),
+    );
+    let (nf, ng) = (
+        NumForm::from_form(f).unwrap(),
+        NumForm::from_form(g).unwrap(),
+    );
+    let mut s = Box::new(nucomp::Scratch::<N>::new());
+    nucomp::nucomp(&mut s, &nf, &ng, &nd, &nl)?;
+    Some(s.out.to_form())
+}
+
+/// The composer's product against the reference NUCOMP and Gauss composition; the result is a
+/// reduced form of d.
+fn check_compose(d: &BigInt, f: &Form, g: &Form) {
+    let comp = FastComposer::new(d).unwrap();
+    let got = comp.multiply(f, g);
+    let want = form::multiply(f, g, d, &fourth_root(d));
+    assert_eq!(got, want, "d = {d}, f = {f:?}, g = {g:?}");
+    assert_eq!(got, form::compose(f, g, d));
+    assert_eq!(got.discriminant(), *d);
+    assert!(got.is_reduced());
+}
+
+macro_rules! compose_test {
+    ($name:ident, $disc:expr, $cases:expr) => {
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: $cases, ..ProptestConfig::default() })]
+            #[test]
+            fn $name(s1 in any::<u64>(), s2 in any::<u64>(), i1 in any::<bool>(), i2 in any::<bool>()) {
+                let d = disc($disc);
+                let (f, g) = (random_full_form(d, s1, i1), random_full_form(d, s2, i2));
+                check_compose(d, &f, &g);
+                check_compose(d, &g, &f);
+                check_compose(d, &f, &f);
+                let comp = FastComposer::new(d).unwrap();
+                let one = comp.multiply(&f, &f.inverse());
+                prop_assert_eq!((one.a, one.b), (BigInt::one(), BigInt::one()));
+            }
+        }
+    };
+}
+
+compose_test!(composes_like_reference_128, "p128", 64);
+compose_test!(composes_like_reference_256, "p256", 64);
+compose_test!(composes_like_reference_512, "p512", 48);
+compose_test!(composes_like_reference_1024, "p1024", 48);
+compose_test!(composes_like_reference_2048, "p2048", 12);
+compose_test!(composes_like_reference_composite_256, "c256", 48);
+compose_test!(composes_like_reference_composite_1024, "c1024", 24);
+compose_test!(composes_like_reference_composite_3072_fallback, "c3072", 4);
+
+/// Small odd primes p with d a non-zero square mod p, each with a square root of d mod p.
+fn split_primes(d: &BigInt, count: usize) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut p = 3u64;
+    while out.len() < count {
+        if (2..p)
+            .take_while(|q| q * q <= p)
+            .all(|q| !p.is_multiple_of(q))
+        {
+            let dp = d
+                .mod_floor(&BigInt::from(p))
+                .to_u64_digits()
+                .1
+                .first()
+                .copied();
+            if let Some(dp) = dp.filter(|&v| v != 0) {
+                if let Some(r) = (1..p).find(|r| r * r % p == dp) {
+                    out.push((p, r));
+                }
+            }
+        }
+        p += 2;
+    }
+    out
+}
+
+/// The reduced form (a, b, c) of d with a = the product of `primes` (distinct, from
+/// [`split_primes`]), b the root of d mod 4a picked by `signs` (one bit per prime), or `None`
+/// where a is too large for a reduced form.
+fn form_over(d: &BigInt, primes: &[(u64, u64)], signs: u64) -> Option<Form> {
+    // CRT: b ≡ ±r_p (mod p) for every p.
+    let (mut b, mut a) = (BigInt::zero(), BigInt::one());
+    for (i, &(p, r)) in primes.iter().enumerate() {
+        let (p, r) = (BigInt::from(p), BigInt::from(r));
+        // Primes past the 64th take the + root (a shift by 64 or more would overflow).
+        let minus = u32::try_from(i)
+            .ok()
+            .and_then(|i| signs.checked_shr(i))
+            .is_some_and(|s| s & 1 == 1);
+        let r = if minus { &p - &r } else { r };
+        // b + a·t ≡ r (mod p)
+        let inv = a.modpow(&(&p - 2u32), &p);
+        let t = ((&r - &b) * inv).mod_floor(&p);
+        b += &a * t;
+        a *= &p;
+    }
+    // b odd, in (−a, a]: b² ≡ d (mod 4a) since d ≡ 1 (mod 4).
+    if b.is_even() {
+        b -= &a;
+    }
+    let f = Form::new(a.clone(), b.clone(), c_of(&a, &b, d));
+    f.is_reduced().then_some(f)
+}
+
+/// Two reduced forms whose a's share `shared` primes (with the roots picked by `signs`, so that
+/// gcd(a1, a2, (b1 + b2)/2) is 1 or not), both a's about √|d|/4.
+fn forms_sharing(d: &BigInt, seed: u64, shared: usize, signs: u64) -> Option<(Form, Form)> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let target = d.bits() / 2 - 3;
+    let mut primes = split_primes(d, target as usize / 2 + 16);
+    // Shuffle (Fisher–Yates).
+    for i in (1..primes.len()).rev() {
+        let j = rng.gen_range(0..=i);
+        primes.swap(i, j);
+    }
+    let (common, rest) = primes.split_at(shared);
+    let mut pick = |from: &mut Vec<(u64, u64)>, flip: u64| -> Option<Form> {
+        let mut set: Vec<(u64, u64)> = common.to_vec();
+        let mut bits: f64 = set.iter().map(|p| (p.0 as f64).log2()).sum();
+        while bits < (target - 12) as f64 {
+            let p = from.pop()?;
+            bits += (p.0 as f64).log2();
+            set.push(p);
+        }
+        form_over(d, &set, flip ^ rng.gen::<u64>() << shared)
+    };
+    let mut pool = rest.to_vec();
+    let f = pick(&mut pool, 0)?;
+    let g = pick(&mut pool, signs)?;
+    Some((f, g))
+}
+
+fn check_sharing<const N: usize>(name: &str, cases: u64) {
+    let d = disc(name);
+    let (mut general, mut general_s) = (0, 0);
+    for seed in 0..cases {
+        for (shared, signs) in [(1usize, 0u64), (1, 1), (2, 0b01), (3, 0b101)] {
+            let (f, g) = forms_sharing(d, seed, shared, signs).unwrap();
+            let gcd = f.a.gcd(&g.a);
+            assert!(gcd > BigInt::one());
+            check_compose(d, &f, &g);
+            check_compose(d, &g, &f.inverse());
+            // The fixed path itself takes these (no fallback) and gives the same form.
+            let want = form::multiply(&f, &g, d, &fourth_root(d));
+            assert_eq!(
+                fixed_nucomp::<N>(d, &f, &g),
+                Some(want),
+                "{name}, seed {seed}"
+            );
+            general += 1;
+            let ss: BigInt = (&f.b + &g.b) >> 1u32;
+            if !gcd.gcd(&ss).is_one() {
+                general_s += 1;
+            }
+        }
+    }
+    // Both branches of the general case: gcd(a1, a2, ss) = 1 and ≠ 1.
+    assert!(
+        general_s > 0 && general_s < general,
+        "{general_s} of {general}"
+    );
+}
+
+#[test]
+fn composes_non_coprime_forms_128() {
+    check_sharing::<12>("p128", 24);
+}
+
+#[test]
+fn composes_non_coprime_forms_512() {
+    check_sharing::<12>("p512", 12);
+}
+
+#[test]
+fn composes_non_coprime_forms_1024() {
+    check_sharing::<20>("p1024", 8);
+}
+
+#[test]
+fn composes_non_coprime_forms_2048() {
+    check_sharing::<40>("p2048", 3);
+}
+
+#[test]
+fn composes_non_coprime_forms_composite_1024() {
+    check_sharing::<20>("c1024", 6);
+}
+
+#[test]
+fn fixed_path_takes_random_products() {
+    // The fallback is for rare inputs: on random pairs the fixed NUCOMP answers (almost) always,
+    // and what it answers is the reference's product.
+    fn run<const N: usize>(name: &str) {
+        let d = disc(name);
+        let mut taken = 0;
+        for seed in 0..100u64 {
+            let (f, g) = (
+                random_full_form(d, seed, false),
+                random_full_form(d, seed + 1000, seed & 1 == 1),
+            );
+            if let Some(p) = fixed_nucomp::<N>(d, &f, &g) {
+                assert_eq!(
+                    p,
+                    form::multiply(&f, &g, d, &fourth_root(d)),
+                    "{name}, seed {seed}"
+                );
+                taken += 1;
+            }
+        }
+        assert!(taken >= 95, "{name}: {taken} of 100");
+    }
+    run::<12>("p256");
+    run::<20>("p1024");
+    run::<40>("p2048");
+}
+
+#[test]
+fn composition_edge_cases() {
+    for name in ["p128", "p512", "p1024", "p2048", "c3072"] {
+        let d = disc(name);
+        let comp = FastComposer::new(d).unwrap();
+        assert_eq!(comp.is_fixed_width(), name != "c3072");
+        let id = form_of(d, &BigInt::one(), &BigInt::one());
+        let f = random_full_form(d, 7, false);
+        let p = form_over(d, &split_primes(d, 1), 0).unwrap();
+        // chiavdf's generator (2, 1) where d ≡ 1 (mod 8), else the smallest odd prime form.
+        let gen = if d.mod_floor(&BigInt::from(8)) == BigInt::one() {
+            form_of(d, &BigInt::from(2), &BigInt::one())
+        } else {
+            p.clone()
+        };
+        check_compose(d, &f, &p);
+        assert_eq!(comp.multiply(&f, &id), f);
+        assert_eq!(comp.multiply(&id, &f), f);
+        assert_eq!(comp.multiply(&id, &id), id);
+        assert_eq!(comp.multiply(&f, &f.inverse()), id);
+        check_compose(d, &f, &gen);
+        check_compose(d, &gen, &gen);
+        check_compose(d, &gen, &gen.inverse());
+        // Equal a, different b: f and f⁻¹ up to the ambiguous case, and f·f.
+        check_compose(d, &f, &f);
+        check_compose(d, &f.inverse(), &f.inverse());
+    }
+}
+
+#[test]
+fn composition_of_garbage_does_not_panic() {
+    let d = disc("p256");
+    let comp = FastComposer::new(d).unwrap();
+    let f = random_full_form(d, 3, false);
+    let garbage = [
+        Form::new(BigInt::zero(), BigInt::one(), BigInt::one()),
+        Form::new(BigInt::from(-5), BigInt::from(3), BigInt::from(7)),
+        Form::new(BigInt::from(7), BigInt::from(123_456_789), BigInt::from(-1)),
+        Form::new(BigInt::one() << 2000u32, BigInt::one(), BigInt::one()),
+        Form::new(&f.a + 1, f.b.clone(), f.c.clone()),
+    ];
+    for g in &garbage {
+        let _ = comp.multiply(&f, g);
+        let _ = comp.multiply(g, &f);
+        let _ = comp.pow(g, &BigUint::from(77u32));
+        let _ = comp.bucket_products(&[f.clone(), g.clone(), f.clone()], 2, &|i| Some(i % 2));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    #[test]
+    fn powers_like_reference(seed in any::<u64>(), e in any::<u32>(), name in prop::sample::select(vec!["p128", "p512", "p1024", "c256"])) {
+        let d = disc(name);
+        let f = random_full_form(d, seed, false);
+        let comp = FastComposer::new(d).unwrap();
+        let e = BigUint::from(e);
+        prop_assert_eq!(comp.pow(&f, &e), form::pow(&f, &e, d, &fourth_root(d)));
+        for small in [0u32, 1, 2, 3] {
+            let e = BigUint::from(small);
+            prop_assert_eq!(comp.pow(&f, &e), form::pow(&f, &e, d, &fourth_root(d)));
+        }
+    }
+
+    #[test]
+    fn bucket_products_like_sequential(seed in any::<u64>(), n in 0usize..300, width in 1usize..40, name in prop::sample::select(vec!["p256", "p1024", "c3072"])) {
+        let d = disc(name);
+        let l = fourth_root(d);
+        let n = if name == "c3072" { n / 10 } else { n };
+        let forms: Vec<Form> = (0..n as u64).map(|i| random_full_form(d, seed ^ i, i % 3 == 0)).collect();
+        let bucket = |i: usize| (i % 7 != 3).then_some(i.wrapping_mul(2_654_435_761) % (width + 1));
+        let mut want: Vec<Option<Form>> = vec![None; width];
+        for (i, f) in forms.iter().enumerate() {
+            if let Some(slot) = bucket(i).and_then(|w| want.get_mut(w)) {
+                *slot = Some(match slot.take() {
+                    None => f.clone(),
+                    Some(a) => form::multiply(&a, f, d, &l),
+                });
+            }
+        }
+        let comp = FastComposer::new(d).unwrap();
+        prop_assert_eq!(comp.bucket_products(&forms, width, &bucket), want);
+    }
 }
