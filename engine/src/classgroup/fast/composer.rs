@@ -6,7 +6,7 @@
 
 use super::nucomp::{self, NumForm};
 use super::nudupl;
-use super::{Consts, Width};
+use super::{Consts, Params, Width};
 use crate::classgroup::form::{self, Form};
 use crate::error::Result;
 use num_bigint::{BigInt, BigUint};
@@ -15,9 +15,7 @@ use rayon::prelude::*;
 /// Composition for one discriminant (precomputed: D, L = ⌊|D|^(1/4)⌋, the limb width).
 #[derive(Clone, Debug)]
 pub struct FastComposer {
-    d: BigInt,
-    l: BigInt,
-    width: Width,
+    p: Params,
 }
 
 /// Per-bucket products and the scratch that makes them, for one part of the input.
@@ -26,40 +24,35 @@ type Buckets<const N: usize> = (Vec<Option<NumForm<N>>>, Box<nucomp::Scratch<N>>
 impl FastComposer {
     /// d: a negative discriminant ≡ 1 (mod 4), any size (beyond 2048 bits, all on num-bigint).
     pub fn new(d: &BigInt) -> Result<Self> {
-        let (l, width) = Width::for_discriminant(d)?;
-        Ok(Self {
-            d: d.clone(),
-            l,
-            width,
-        })
+        Ok(Self { p: Params::new(d)? })
     }
 
     /// Whether this discriminant runs on the fixed-width path.
     pub fn is_fixed_width(&self) -> bool {
-        !matches!(self.width, Width::Big)
+        self.p.is_fixed_width()
     }
 
     /// The reduced product of the reduced forms `f` and `g` of D. For inputs that are not
     /// reduced forms of D the result is [`form::multiply`]'s or unspecified, but nothing panics.
     pub fn multiply(&self, f: &Form, g: &Form) -> Form {
-        match &self.width {
+        match &self.p.width {
             Width::W12(k) => self.multiply_fixed(k, f, g),
             Width::W20(k) => self.multiply_fixed(k, f, g),
             Width::W40(k) => self.multiply_fixed(k.as_ref(), f, g),
             Width::Big => None,
         }
-        .unwrap_or_else(|| form::multiply(f, g, &self.d, &self.l))
+        .unwrap_or_else(|| form::multiply(f, g, &self.p.d, &self.p.l))
     }
 
     /// f^e, reduced (the identity for e = 0), by left-to-right square-and-multiply.
     pub fn pow(&self, f: &Form, e: &BigUint) -> Form {
-        match &self.width {
+        match &self.p.width {
             Width::W12(k) => self.pow_fixed(k, f, e),
             Width::W20(k) => self.pow_fixed(k, f, e),
             Width::W40(k) => self.pow_fixed(k.as_ref(), f, e),
             Width::Big => None,
         }
-        .unwrap_or_else(|| form::pow(f, e, &self.d, &self.l))
+        .unwrap_or_else(|| form::pow(f, e, &self.p.d, &self.p.l))
     }
 
     /// Products by bucket, on all cores: `out[w]` (w < `width`) is the product of the
@@ -71,7 +64,7 @@ impl FastComposer {
         width: usize,
         bucket: &(dyn Fn(usize) -> Option<usize> + Sync),
     ) -> Vec<Option<Form>> {
-        match &self.width {
+        match &self.p.width {
             Width::W12(k) => self.buckets_fixed(k, forms, width, bucket),
             Width::W20(k) => self.buckets_fixed(k, forms, width, bucket),
             Width::W40(k) => self.buckets_fixed(k.as_ref(), forms, width, bucket),
@@ -90,7 +83,7 @@ impl FastComposer {
         g: &NumForm<N>,
     ) -> Option<()> {
         if nucomp::nucomp(s, f, g, &k.d, &k.l).is_none() {
-            let p = form::multiply(&f.to_form(), &g.to_form(), &self.d, &self.l);
+            let p = form::multiply(&f.to_form(), &g.to_form(), &self.p.d, &self.p.l);
             s.out = NumForm::from_form(&p)?;
         }
         Some(())
@@ -104,7 +97,7 @@ impl FastComposer {
         f: &mut NumForm<N>,
     ) -> Option<()> {
         if nudupl::nudupl(s, &mut f.a, &mut f.b, &mut f.c, &k.d, &k.l).is_none() {
-            let p = form::square(&f.to_form(), &self.d, &self.l);
+            let p = form::square(&f.to_form(), &self.p.d, &self.p.l);
             *f = NumForm::from_form(&p)?;
         }
         Some(())
@@ -188,7 +181,7 @@ impl FastComposer {
         width: usize,
         bucket: &(dyn Fn(usize) -> Option<usize> + Sync),
     ) -> Vec<Option<Form>> {
-        let (d, l) = (&self.d, &self.l);
+        let (d, l) = (&self.p.d, &self.p.l);
         let put = |slot: &mut Option<Form>, f: Form| {
             *slot = Some(match slot.take() {
                 None => f,

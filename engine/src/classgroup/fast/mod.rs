@@ -30,12 +30,36 @@ use num_traits::Signed;
 
 use crate::error::{Error, Result};
 
-/// Repeated squaring for one discriminant (precomputed: D, L = ⌊|D|^(1/4)⌋, the limb width).
+/// Repeated squaring for one discriminant.
 #[derive(Clone, Debug)]
 pub struct FastSquarer {
+    p: Params,
+}
+
+/// What squaring and composition precompute for one discriminant: D, L = ⌊|D|^(1/4)⌋ and the
+/// limb width.
+#[derive(Clone, Debug)]
+struct Params {
     d: BigInt,
     l: BigInt,
     width: Width,
+}
+
+impl Params {
+    /// d: a negative discriminant ≡ 1 (mod 4), any size; sizes beyond what the fixed-width path
+    /// supports run on num-bigint.
+    fn new(d: &BigInt) -> Result<Self> {
+        let (l, width) = Width::for_discriminant(d)?;
+        Ok(Self {
+            d: d.clone(),
+            l,
+            width,
+        })
+    }
+
+    fn is_fixed_width(&self) -> bool {
+        !matches!(self.width, Width::Big)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -89,17 +113,12 @@ impl FastSquarer {
     /// d: a negative discriminant ≡ 1 (mod 4), any size; sizes beyond what the fixed-width path
     /// supports fall back to a plain (slower) path.
     pub fn new(d: &BigInt) -> Result<Self> {
-        let (l, width) = Width::for_discriminant(d)?;
-        Ok(Self {
-            d: d.clone(),
-            l,
-            width,
-        })
+        Ok(Self { p: Params::new(d)? })
     }
 
     /// Whether this discriminant runs on the fixed-width path.
     pub fn is_fixed_width(&self) -> bool {
-        !matches!(self.width, Width::Big)
+        self.p.is_fixed_width()
     }
 
     /// Square the reduced form (a, b) of discriminant d `n` times (c = (b² − d)/4a implied);
@@ -109,8 +128,8 @@ impl FastSquarer {
         if !a.is_positive() || n == 0 {
             return (a.clone(), b.clone());
         }
-        let c = (b * b - &self.d).div_floor(&(a << 2u32));
-        let (a, b, _) = match &self.width {
+        let c = (b * b - &self.p.d).div_floor(&(a << 2u32));
+        let (a, b, _) = match &self.p.width {
             Width::W12(k) => self.run(k, a, b, &c, n),
             Width::W20(k) => self.run(k, a, b, &c, n),
             Width::W40(k) => self.run(k.as_ref(), a, b, &c, n),
@@ -144,8 +163,8 @@ impl FastSquarer {
                     &fa.to_bigint(),
                     &fb.to_bigint(),
                     &fc.to_bigint(),
-                    &self.d,
-                    &self.l,
+                    &self.p.d,
+                    &self.p.l,
                 );
                 match (
                     Num::<N>::from_bigint(&a),
@@ -168,7 +187,7 @@ impl FastSquarer {
     fn run_big(&self, a: BigInt, b: BigInt, c: BigInt, n: u64) -> (BigInt, BigInt, BigInt) {
         let (mut a, mut b, mut c) = (a, b, c);
         for _ in 0..n {
-            (a, b, c) = slow::nudupl(&a, &b, &c, &self.d, &self.l);
+            (a, b, c) = slow::nudupl(&a, &b, &c, &self.p.d, &self.p.l);
         }
         (a, b, c)
     }
