@@ -6,7 +6,8 @@
 # this file makes the work directory WORK and installs the traps that clean up on exit: servers
 # started with start_server stop, schemas made with new_schema are dropped, a command run with
 # fg_run is stopped, and the function `cleanup_hook`, if the caller defines one, runs first.
-# WORK is removed after a successful run and kept (its logs named) after a failure.
+# WORK is removed after a successful run and kept (its logs named) after a failure, or always
+# with KEEP_WORK=1 (to read a passing run's server log).
 #
 # Environment read here:
 #   BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test
@@ -100,7 +101,7 @@ cleanup() {
     for s in ${SCHEMAS[@]+"${SCHEMAS[@]}"}; do
         drop_schema "$s"
     done
-    if [[ $status -ne 0 && -d "$WORK" ]]; then
+    if [[ ($status -ne 0 || ${KEEP_WORK:-0} == 1) && -d "$WORK" ]]; then
         log "logs kept in $WORK"
     else
         rm -rf "$WORK"

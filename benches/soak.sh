@@ -16,10 +16,13 @@
 #      that is shorter) and at the end, and its growth; p50/p99 per interval, first against
 #      last (steady: no upward trend); accepted against scheduled.
 #
-# RSS rises and falls with each epoch (an epoch's bets are read back to resolve it), so two
-# single samples 10 s apart can differ by tens of %: the growth that decides is that of the
-# peaks, the largest sample in the BASELINE seconds after the first BASELINE seconds against
-# the largest in the last BASELINE seconds (goal < 10 %). The single samples are printed too.
+# RSS rises and falls with each epoch by the prover's checkpoints (T/stride values of 256
+# bytes, about 80 MiB at T = 3.3 million; freed once the proof is made), so two single samples
+# can differ by tens of %, and samples taken at a period near a multiple of the epoch's catch
+# it at the same phase every time. So RSS is sampled every second, and the growth that decides
+# is that of the peaks: the largest sample in the BASELINE seconds after the first BASELINE
+# seconds against the largest in the last BASELINE seconds (goal < 10 %). The troughs (the
+# smallest samples of the same windows, memory without the prover's buffer) are printed too.
 #
 # Exits 1 if the RSS peaks grew by RSS_LIMIT (10) % or more, if any request failed (a status
 # other than 202, or an I/O error), or if a request due during the run had no answer within
@@ -31,7 +34,7 @@
 #   FRACTION=0.5 MEASURE=10   the share of the measured throughput, and the measuring seconds
 #   CONNECTIONS=64         vrs-loadgen connections, in both phases
 #   INTERVAL=60            seconds per latency line (per minute by default)
-#   SAMPLE_EVERY=10        seconds between RSS samples
+#   SAMPLE_EVERY=1         seconds between RSS samples
 #   BASELINE=60            RSS growth counts from the first sample at or after this second
 #   RSS_LIMIT=10           largest RSS growth accepted, in %
 #   STORE=sqlite           or pg: PostgreSQL at BENCH_DATABASE_URL / TEST_DATABASE_URL, in a
@@ -48,7 +51,7 @@ FRACTION="${FRACTION:-0.5}"
 MEASURE="${MEASURE:-10}"
 CONNECTIONS="${CONNECTIONS:-64}"
 INTERVAL="${INTERVAL:-60}"
-SAMPLE_EVERY="${SAMPLE_EVERY:-10}"
+SAMPLE_EVERY="${SAMPLE_EVERY:-1}"
 BASELINE="${BASELINE:-60}"
 RSS_LIMIT="${RSS_LIMIT:-10}"
 STORE="${STORE:-sqlite}"
@@ -180,6 +183,13 @@ read -r peak_a peak_b < <(awk -F'\t' -v b="$BASELINE" -v e="$end_t" '
 ((peak_a > 0)) || peak_a=$base_kb
 ((peak_b > 0)) || peak_b=$end_kb
 peak_growth="$(awk -v a="$peak_a" -v b="$peak_b" 'BEGIN { printf "%.1f", (b - a) * 100 / a }')"
+# Troughs: the smallest samples of the same two windows.
+read -r trough_a trough_b < <(awk -F'\t' -v b="$BASELINE" -v e="$end_t" '
+    $2 != "" && $1 + 0 >= b && $1 + 0 < 2 * b && (ta == "" || $2 + 0 < ta) { ta = $2 + 0 }
+    $2 != "" && $1 + 0 > e - b && (tb == "" || $2 + 0 < tb) { tb = $2 + 0 }
+    END { print ta + 0, tb + 0 }' "$WORK/rss.tsv")
+((trough_a > 0)) || trough_a=$base_kb
+((trough_b > 0)) || trough_b=$end_kb
 
 cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)"
 store_label="embedded store (SQLite)"
@@ -221,6 +231,9 @@ awk -v bt="$base_t" -v bk="$base_kb" -v et="$end_t" -v ek="$end_kb" -v g="$growt
 awk -v a="$peak_a" -v b="$peak_b" -v w="$BASELINE" -v g="$peak_growth" -v l="$RSS_LIMIT" \
     'BEGIN { printf "RSS peaks: %.1f MiB in [%g, %g) s, %.1f MiB in the last %g s: %+.1f %% (goal < %s %%)\n",
         a / 1024, w, 2 * w, b / 1024, w, g, l }'
+awk -v a="$trough_a" -v b="$trough_b" -v w="$BASELINE" \
+    'BEGIN { printf "RSS troughs: %.1f MiB in [%g, %g) s, %.1f MiB in the last %g s: %+.1f %%\n",
+        a / 1024, w, 2 * w, b / 1024, w, (b - a) * 100 / a }'
 if [[ -s $WORK/metrics-start.txt && -s $WORK/metrics-end.txt ]]; then
     echo
     echo "metrics that changed (start → end, histogram buckets left out):"

@@ -36,6 +36,11 @@ const SLOW_BUCKETS: &[f64] = &[
     0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 15.0, 30.0, 60.0,
 ];
 
+/// Group commit sizes: one bet up to a full group (1024).
+const GROUP_BUCKETS: &[f64] = &[
+    1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0,
+];
+
 /// A monotonic count.
 #[derive(Debug, Default)]
 pub struct Counter(AtomicU64);
@@ -206,6 +211,11 @@ pub struct Metrics {
     pub notary_accepted: Family<Counter>,
     pub notary_sealed: Counter,
     pub pool_generated: Counter,
+    /// op (group_commit, resolve_epoch, ...): how long the store's operations take; a
+    /// slow write delays every bet queued behind it.
+    pub store_ops: Family<Histogram>,
+    /// Items in each group commit.
+    pub store_group_size: Histogram,
 }
 
 impl Metrics {
@@ -225,6 +235,8 @@ impl Metrics {
             notary_accepted: Family::new(&["payment"], Counter::default),
             notary_sealed: Counter::default(),
             pool_generated: Counter::default(),
+            store_ops: Family::new(&["op"], || Histogram::new(HTTP_BUCKETS)),
+            store_group_size: Histogram::new(GROUP_BUCKETS),
         }
     }
 }
@@ -380,6 +392,22 @@ pub async fn render(state: &AppState) -> Result<String, String> {
         "",
         m.pool_generated.get() as f64,
     );
+    header(
+        w,
+        "vrs_store_operation_seconds",
+        "histogram",
+        "Store operations by name, commit included: the embedded store's write transactions \
+         (group_commit: bets, RNG requests and receipts committed together), PostgreSQL's reads and writes.",
+    );
+    m.store_ops
+        .each(|l, h| h.render(w, "vrs_store_operation_seconds", &l));
+    header(
+        w,
+        "vrs_store_group_size",
+        "histogram",
+        "Bets, RNG requests and receipts committed together in one group commit.",
+    );
+    m.store_group_size.render(w, "vrs_store_group_size", "");
     let e = &state.engine;
     header(
         w,

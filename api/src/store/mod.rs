@@ -499,7 +499,7 @@ pub struct GameCounts {
 }
 
 impl GameCounts {
-    /// Adds one game name's row of `SELECT game, COUNT(*), COUNT(rng_value) … GROUP BY game`.
+    /// Adds one game name's row: its games, and how many of them are resolved.
     pub fn add(&mut self, game: String, total: i64, resolved: i64) {
         self.total += total as u64;
         self.resolved += resolved as u64;
@@ -532,7 +532,9 @@ pub trait Store: Send + Sync + 'static {
     /// Records the input of a closed epoch. Refused if a different input is already stored.
     async fn set_epoch_input(&self, epoch: u64, input: &EpochInput) -> StoreResult<()>;
 
-    /// Resolves a closed epoch and all its games in one transaction. Refused if resolved.
+    /// Resolves a closed epoch and all its games, atomically as readers see them: no game
+    /// reads resolved before its epoch does. Refused if resolved, and before anything is
+    /// written when `games` does not name each of the epoch's games once.
     async fn resolve_epoch(
         &self,
         epoch: u64,

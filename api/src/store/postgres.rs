@@ -181,9 +181,13 @@ async fn timed_for<T>(
     what: &str,
     f: impl Future<Output = StoreResult<T>>,
 ) -> StoreResult<T> {
-    tokio::time::timeout(limit, f)
-        .await
-        .map_err(|_| StoreError::Unavailable(format!("{what}: no answer within {limit:?}")))?
+    let started = std::time::Instant::now();
+    let result = tokio::time::timeout(limit, f).await;
+    crate::metrics::global()
+        .store_ops
+        .with(&[&what.replace(' ', "_")])
+        .observe(started.elapsed().as_secs_f64());
+    result.map_err(|_| StoreError::Unavailable(format!("{what}: no answer within {limit:?}")))?
 }
 
 /// Parses the URL and fixes the session settings the store relies on.
@@ -366,6 +370,9 @@ pub(super) async fn next_group<R>(queue: &Mutex<mpsc::Receiver<R>>) -> Option<Ve
             Err(_) => break,
         }
     }
+    crate::metrics::global()
+        .store_group_size
+        .observe(group.len() as f64);
     Some(group)
 }
 

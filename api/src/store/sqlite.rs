@@ -20,8 +20,10 @@ use super::{
 };
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
+use std::time::Instant;
 use tokio::sync::oneshot;
 
 /// Versioned migrations, applied in order; the version is the file's number.
@@ -34,16 +36,25 @@ const MIGRATIONS: &[(i64, &str)] = &[
         5,
         include_str!("../../migrations/sqlite/0005_payment_recovery.sql"),
     ),
+    (
+        6,
+        include_str!("../../migrations/sqlite/0006_epoch_status.sql"),
+    ),
 ];
 
 /// Most inserts committed in one group.
 const MAX_GROUP: usize = 1024;
 
+/// Games resolved per write transaction: a few milliseconds of the writer, so bets queued
+/// behind a large epoch's resolution wait about as long as for one group commit.
+const RESOLVE_CHUNK: usize = 1000;
+
 type WriteFn = Box<dyn FnOnce(&mut Connection) + Send>;
 
 enum WriteReq {
     Bet(GroupItem),
-    Other(WriteFn),
+    /// A transaction of its own, named for the store's metrics.
+    Other(&'static str, WriteFn),
 }
 
 /// A receipt and the Idempotency-Key response stored with it.
@@ -136,7 +147,7 @@ impl std::fmt::Debug for WriteReq {
             Self::Bet(GroupItem::Insert(..)) => "Insert",
             Self::Bet(GroupItem::Instant(..)) => "Instant",
             Self::Bet(GroupItem::Receipt(..)) => "Receipt",
-            Self::Other(_) => "Other",
+            Self::Other(op, _) => op,
         })
     }
 }
@@ -155,6 +166,9 @@ fn open_connection(path: &Path) -> StoreResult<Connection> {
          PRAGMA busy_timeout = 10000;",
     )
     .map_err(unavailable)?;
+    // The writer caches a statement per kind of write (bets, receipts, pool serves, epochs);
+    // rusqlite's default of 16 would evict the per-bet ones.
+    conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
 }
 
@@ -265,6 +279,7 @@ impl SqliteStore {
     /// Runs `f` in one transaction on the writer thread.
     async fn write<T: Send + 'static>(
         &self,
+        op: &'static str,
         f: impl FnOnce(&Transaction<'_>) -> StoreResult<T> + Send + 'static,
     ) -> StoreResult<T> {
         let (tx, rx) = oneshot::channel();
@@ -277,7 +292,7 @@ impl SqliteStore {
             let _ = tx.send(result);
         });
         self.writer
-            .send(WriteReq::Other(job))
+            .send(WriteReq::Other(op, job))
             .map_err(|_| unavailable("the writer thread has stopped"))?;
         rx.await
             .map_err(|_| unavailable("the writer thread has stopped"))?
@@ -317,8 +332,13 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<WriteReq>) {
             },
         };
         match first {
-            WriteReq::Other(job) => job(&mut conn),
+            WriteReq::Other(op, job) => {
+                let started = Instant::now();
+                job(&mut conn);
+                observe_write(op, started);
+            }
             WriteReq::Bet(item) => {
+                let started = Instant::now();
                 let mut group = vec![item];
                 while group.len() < MAX_GROUP {
                     match rx.try_recv() {
@@ -330,10 +350,21 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<WriteReq>) {
                         Err(_) => break,
                     }
                 }
+                crate::metrics::global()
+                    .store_group_size
+                    .observe(group.len() as f64);
                 commit_group(&mut conn, group);
+                observe_write("group_commit", started);
             }
         }
     }
+}
+
+fn observe_write(op: &str, started: Instant) {
+    crate::metrics::global()
+        .store_ops
+        .with(&[op])
+        .observe(started.elapsed().as_secs_f64());
 }
 
 /// Commits a group of bets in one transaction; if that fails, retries each on its own so
@@ -408,7 +439,7 @@ impl PoolCursor {
             "WHERE e.idx >= ?1 AND e.idx < ?2 ORDER BY e.idx",
             [next, next + want as i64],
         )?;
-        let mut committed = std::collections::HashMap::new();
+        let mut committed = HashMap::new();
         let mut with_times = std::collections::VecDeque::with_capacity(entries.len());
         for e in entries {
             let at = match committed.get(&e.batch) {
@@ -516,21 +547,25 @@ fn constraint_or_unavailable(e: rusqlite::Error, game_id: &str) -> StoreError {
 }
 
 fn insert_game(tx: &Transaction<'_>, g: &NewGame) -> StoreResult<u64> {
+    // Both statements are cached: they run once per bet, and compiling them cost as much as
+    // running them.
     let (epoch, seq): (i64, i64) = tx
-        .query_row(
+        .prepare_cached(
             "SELECT e.number, COALESCE((SELECT MAX(seq) + 1 FROM games WHERE epoch = e.number), 0)
              FROM epochs e WHERE e.status = 'open'",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
         )
-        .optional()
+        .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
         .map_err(unavailable)?
         .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))?;
-    tx.execute(
-        "INSERT INTO games (game_id, request_id, game, bet_type, target, combo, amount,
-             player_id, player_seed, operator_key, created_at_ms, epoch, seq, leaf)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-        params![
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT INTO games (game_id, request_id, game, bet_type, target, combo, amount,
+                 player_id, player_seed, operator_key, created_at_ms, epoch, seq, leaf)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        )
+        .map_err(unavailable)?;
+    insert
+        .execute(params![
             g.game_id,
             g.request_id,
             g.game,
@@ -545,9 +580,8 @@ fn insert_game(tx: &Transaction<'_>, g: &NewGame) -> StoreResult<u64> {
             epoch,
             seq,
             g.leaf,
-        ],
-    )
-    .map_err(|e| constraint_or_unavailable(e, &g.game_id))?;
+        ])
+        .map_err(|e| constraint_or_unavailable(e, &g.game_id))?;
     Ok(epoch as u64)
 }
 
@@ -625,9 +659,14 @@ fn query_epoch(
     .transpose()
 }
 
+/// An epoch game's result columns count only once its epoch is resolved: resolve_epoch writes
+/// them in several transactions before the one that resolves the epoch.
 const GAME_COLUMNS: &str = "game_id, request_id, game, bet_type, target, combo, amount, \
-     player_id, player_seed, operator_key, created_at_ms, epoch, seq, leaf, rng_value, dice, \
-     won, payout, resolved_at_ms, pool_index";
+     player_id, player_seed, operator_key, created_at_ms, epoch, seq, leaf, \
+     CASE WHEN pool_index IS NOT NULL \
+          OR (SELECT status FROM epochs WHERE number = games.epoch) = 'resolved' \
+          THEN rng_value END, \
+     dice, won, payout, resolved_at_ms, pool_index";
 
 fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
     let combo: Option<String> = r.get(5)?;
@@ -672,8 +711,11 @@ fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
         epoch: r.get::<_, Option<i64>>(11)?.map(|e| e as u64),
         pool_index: r.get::<_, Option<i64>>(19)?.map(|i| i as u64),
         seq: r.get::<_, Option<i64>>(12)?.map(|s| s as u64),
+        resolved_at_ms: match resolution {
+            Some(_) => r.get(18)?,
+            None => None,
+        },
         resolution,
-        resolved_at_ms: r.get(18)?,
     }))
 }
 
@@ -797,8 +839,8 @@ pub(super) fn query_pool_batches(
     .collect()
 }
 
-fn status_of(tx: &Transaction<'_>, epoch: u64) -> StoreResult<Option<EpochStatus>> {
-    let s: Option<String> = tx
+fn status_of(conn: &Connection, epoch: u64) -> StoreResult<Option<EpochStatus>> {
+    let s: Option<String> = conn
         .query_row(
             "SELECT status FROM epochs WHERE number = ?1",
             [epoch as i64],
@@ -807,6 +849,20 @@ fn status_of(tx: &Transaction<'_>, epoch: u64) -> StoreResult<Option<EpochStatus
         .optional()
         .map_err(unavailable)?;
     s.map(|s| EpochStatus::parse(&s)).transpose()
+}
+
+/// Refuses unless `epoch` exists and is closed: the one state whose games may be resolved.
+fn require_closed(conn: &Connection, epoch: u64) -> StoreResult<()> {
+    match status_of(conn, epoch)? {
+        Some(EpochStatus::Closed) => Ok(()),
+        Some(s) => Err(StoreError::Conflict(format!(
+            "epoch {epoch} is {}, not closed",
+            s.as_str()
+        ))),
+        None => Err(StoreError::Conflict(format!(
+            "epoch {epoch} does not exist"
+        ))),
+    }
 }
 
 #[async_trait]
@@ -822,7 +878,7 @@ impl Store for SqliteStore {
 
     async fn bootstrap(&self, modulus: &str, now_ms: i64) -> StoreResult<()> {
         let modulus = modulus.to_owned();
-        self.write(move |tx| {
+        self.write("bootstrap", move |tx| {
             let stored: Option<String> = tx
                 .query_row("SELECT value FROM meta WHERE key = 'modulus'", [], |r| r.get(0))
                 .optional()
@@ -879,7 +935,7 @@ impl Store for SqliteStore {
     }
 
     async fn close_epoch(&self, epoch: u64, now_ms: i64) -> StoreResult<Vec<Vec<u8>>> {
-        self.write(move |tx| {
+        self.write("close_epoch", move |tx| {
             match status_of(tx, epoch)? {
                 Some(EpochStatus::Open) => {
                     tx.execute(
@@ -902,14 +958,17 @@ impl Store for SqliteStore {
                 }
                 None => return Err(StoreError::Conflict(format!("epoch {epoch} does not exist"))),
             }
-            epoch_leaves(tx, epoch)
+            Ok(())
         })
-        .await
+        .await?;
+        // Read once the close is committed, off the writer (bets wait on it): a closed epoch
+        // gains no games, so this is the set the close sealed.
+        self.read(move |c| epoch_leaves(c, epoch)).await
     }
 
     async fn set_epoch_input(&self, epoch: u64, input: &EpochInput) -> StoreResult<()> {
         let input = input.clone();
-        self.write(move |tx| {
+        self.write("store_epoch_input", move |tx| {
             let existing = query_epoch(tx, "WHERE number = ?1", [epoch as i64])?
                 .ok_or_else(|| StoreError::Conflict(format!("epoch {epoch} does not exist")))?;
             if existing.status != EpochStatus::Closed {
@@ -951,22 +1010,89 @@ impl Store for SqliteStore {
         output: &EpochOutput,
         games: &[GameResolution],
     ) -> StoreResult<()> {
+        // The epoch's games by id. A closed epoch gains no games, so a reader's snapshot is
+        // the set the writes below must cover.
+        let rowids = self
+            .read(move |c| {
+                require_closed(c, epoch)?;
+                let mut st = c
+                    .prepare_cached("SELECT game_id, rowid FROM games WHERE epoch = ?1")
+                    .map_err(unavailable)?;
+                let rows = st
+                    .query_map([epoch as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .map_err(unavailable)?;
+                rows.collect::<rusqlite::Result<HashMap<String, i64>>>()
+                    .map_err(unavailable)
+            })
+            .await?;
+        let mut updates = Vec::with_capacity(games.len());
+        let mut named = std::collections::HashSet::with_capacity(games.len());
+        for g in games {
+            match rowids.get(&g.game_id) {
+                Some(&rowid) if named.insert(rowid) => updates.push((rowid, g.clone())),
+                _ => {
+                    return Err(StoreError::Conflict(format!(
+                        "game {} is not an unresolved game of epoch {epoch}",
+                        g.game_id
+                    )))
+                }
+            }
+        }
+        if updates.len() != rowids.len() {
+            return Err(StoreError::Conflict(format!(
+                "{} games of epoch {epoch} were not resolved",
+                rowids.len() - updates.len()
+            )));
+        }
+        // The games in chunks of their own transactions, so that bets queued meanwhile commit
+        // between them instead of waiting for one long write (an epoch of 20 000 bets took
+        // 100-200 ms, every bet's p99). Readers see none of it until the last transaction
+        // marks the epoch resolved (game_from_row hides a result until then); a crash in
+        // between leaves results that the next attempt writes again, the same bytes.
+        let resolved_at = output.resolved_at_ms;
+        let mut rest = updates;
+        while !rest.is_empty() {
+            let chunk: Vec<(i64, GameResolution)> =
+                rest.drain(..rest.len().min(RESOLVE_CHUNK)).collect();
+            self.write("resolve_games", move |tx| {
+                require_closed(tx, epoch)?;
+                let mut stmt = tx
+                    .prepare_cached(
+                        "UPDATE games SET rng_value = ?2, dice = ?3, won = ?4, payout = ?5,
+                             resolved_at_ms = ?6
+                         WHERE rowid = ?1 AND epoch = ?7",
+                    )
+                    .map_err(unavailable)?;
+                for (rowid, g) in &chunk {
+                    stmt.execute(params![
+                        rowid,
+                        g.rng_value,
+                        join_digits(&g.dice),
+                        g.won,
+                        g.payout,
+                        resolved_at,
+                        epoch as i64,
+                    ])
+                    .map_err(unavailable)?;
+                }
+                Ok(())
+            })
+            .await?;
+        }
         let output = output.clone();
-        let games = games.to_vec();
-        self.write(move |tx| {
-            match status_of(tx, epoch)? {
-                Some(EpochStatus::Closed) => {}
-                Some(s) => {
-                    return Err(StoreError::Conflict(format!(
-                        "epoch {epoch} is {}, not closed",
-                        s.as_str()
-                    )))
-                }
-                None => {
-                    return Err(StoreError::Conflict(format!(
-                        "epoch {epoch} does not exist"
-                    )))
-                }
+        self.write("resolve_epoch", move |tx| {
+            require_closed(tx, epoch)?;
+            let left: i64 = tx
+                .query_row(
+                    "SELECT COUNT(*) FROM games WHERE epoch = ?1 AND rng_value IS NULL",
+                    [epoch as i64],
+                    |r| r.get(0),
+                )
+                .map_err(unavailable)?;
+            if left != 0 {
+                return Err(StoreError::Conflict(format!(
+                    "{left} games of epoch {epoch} were not resolved"
+                )));
             }
             tx.execute(
                 "UPDATE epochs SET status = 'resolved', y = ?2, pi = ?3, l = ?4, checkpoints = ?5,
@@ -983,45 +1109,6 @@ impl Store for SqliteStore {
                 ],
             )
             .map_err(unavailable)?;
-            let mut stmt = tx
-                .prepare_cached(
-                    "UPDATE games SET rng_value = ?2, dice = ?3, won = ?4, payout = ?5,
-                         resolved_at_ms = ?6
-                     WHERE game_id = ?1 AND epoch = ?7 AND rng_value IS NULL",
-                )
-                .map_err(unavailable)?;
-            for g in &games {
-                let dice = join_digits(&g.dice);
-                let n = stmt
-                    .execute(params![
-                        g.game_id,
-                        g.rng_value,
-                        dice,
-                        g.won,
-                        g.payout,
-                        output.resolved_at_ms,
-                        epoch as i64
-                    ])
-                    .map_err(unavailable)?;
-                if n != 1 {
-                    return Err(StoreError::Conflict(format!(
-                        "game {} is not an unresolved game of epoch {epoch}",
-                        g.game_id
-                    )));
-                }
-            }
-            let left: i64 = tx
-                .query_row(
-                    "SELECT COUNT(*) FROM games WHERE epoch = ?1 AND rng_value IS NULL",
-                    [epoch as i64],
-                    |r| r.get(0),
-                )
-                .map_err(unavailable)?;
-            if left != 0 {
-                return Err(StoreError::Conflict(format!(
-                    "{left} games of epoch {epoch} were not resolved"
-                )));
-            }
             Ok(())
         })
         .await
@@ -1103,7 +1190,14 @@ impl Store for SqliteStore {
         self.read(|c| {
             let mut counts = GameCounts::default();
             let mut stmt = c
-                .prepare_cached("SELECT game, COUNT(*), COUNT(rng_value) FROM games GROUP BY game")
+                // Resolved: every game but those of the epochs not resolved yet (whose
+                // results may be half written, see resolve_epoch).
+                .prepare_cached(
+                    "SELECT game, COUNT(*), COUNT(*) - COUNT(CASE WHEN epoch IN
+                         (SELECT number FROM epochs WHERE status IN ('open', 'closed'))
+                         THEN 1 END)
+                     FROM games GROUP BY game",
+                )
                 .map_err(unavailable)?;
             let rows = stmt
                 .query_map([], |r| {
@@ -1135,7 +1229,7 @@ impl Store for SqliteStore {
     ) -> StoreResult<()> {
         let mut batch = batch.clone();
         let entries = entries.to_vec();
-        self.write(move |tx| {
+        self.write("commit_pool_batch", move |tx| {
             // The one writer thread: no bet served after this commit can predate this stamp.
             batch.committed_at_ms = crate::epoch::now_ms();
             let last = query_pool_batch(tx, "ORDER BY number DESC LIMIT 1", [])?;
@@ -1256,7 +1350,8 @@ impl Store for SqliteStore {
 
     async fn insert_anchor_batch(&self, batch: &AnchorBatch) -> StoreResult<()> {
         let batch = batch.clone();
-        self.write(move |tx| anchor::insert(tx, &batch)).await
+        self.write("insert_anchor_batch", move |tx| anchor::insert(tx, &batch))
+            .await
     }
 
     async fn anchor_batch(&self, number: u64) -> StoreResult<Option<AnchorBatch>> {
@@ -1295,7 +1390,10 @@ impl Store for SqliteStore {
 
     async fn record_anchor_tx(&self, tx: &AnchorTx) -> StoreResult<()> {
         let t = tx.clone();
-        self.write(move |tx| anchor::record_tx(tx, &t)).await
+        self.write("record_anchor_transaction", move |tx| {
+            anchor::record_tx(tx, &t)
+        })
+        .await
     }
 
     async fn anchor_txs(&self, batch: u64) -> StoreResult<Vec<AnchorTx>> {
@@ -1309,8 +1407,10 @@ impl Store for SqliteStore {
         block: u64,
         now_ms: i64,
     ) -> StoreResult<()> {
-        self.write(move |tx| anchor::confirm(tx, batch, tx_hash, block, now_ms))
-            .await
+        self.write("confirm_anchor_batch", move |tx| {
+            anchor::confirm(tx, batch, tx_hash, block, now_ms)
+        })
+        .await
     }
 
     async fn anchor_counts(&self) -> StoreResult<AnchorCounts> {
@@ -1339,7 +1439,8 @@ impl Store for SqliteStore {
     }
 
     async fn seal_notary_batch(&self, max: u64, now_ms: i64) -> StoreResult<Option<NotaryBatch>> {
-        self.write(move |tx| notary::seal(tx, max, now_ms)).await
+        self.write("seal_notary_batch", move |tx| notary::seal(tx, max, now_ms))
+            .await
     }
 
     async fn notary_batch(&self, number: u64) -> StoreResult<Option<NotaryBatch>> {
@@ -1380,7 +1481,8 @@ impl Store for SqliteStore {
 
     async fn create_api_key(&self, key: &ApiKey) -> StoreResult<()> {
         let key = key.clone();
-        self.write(move |tx| notary::create_key(tx, &key)).await
+        self.write("create_api_key", move |tx| notary::create_key(tx, &key))
+            .await
     }
 
     async fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
@@ -1395,8 +1497,10 @@ impl Store for SqliteStore {
 
     async fn revoke_api_key(&self, id: &str, now_ms: i64) -> StoreResult<bool> {
         let id = id.to_owned();
-        self.write(move |tx| notary::revoke_key(tx, &id, now_ms))
-            .await
+        self.write("revoke_api_key", move |tx| {
+            notary::revoke_key(tx, &id, now_ms)
+        })
+        .await
     }
 
     async fn reserve_payment_nonce(
@@ -1406,8 +1510,10 @@ impl Store for SqliteStore {
         prepared: &str,
     ) -> StoreResult<bool> {
         let (nonce, prepared) = (nonce.clone(), prepared.to_owned());
-        self.write(move |tx| notary::reserve_nonce(tx, &nonce, now_ms, &prepared))
-            .await
+        self.write("reserve_payment_nonce", move |tx| {
+            notary::reserve_nonce(tx, &nonce, now_ms, &prepared)
+        })
+        .await
     }
 
     async fn settling_payments(
@@ -1421,8 +1527,10 @@ impl Store for SqliteStore {
 
     async fn fail_payment_nonce(&self, nonce: &PaymentNonce, detail: &str) -> StoreResult<()> {
         let (nonce, detail) = (nonce.clone(), detail.to_owned());
-        self.write(move |tx| notary::fail_nonce(tx, &nonce, &detail))
-            .await
+        self.write("fail_payment_nonce", move |tx| {
+            notary::fail_nonce(tx, &nonce, &detail)
+        })
+        .await
     }
 
     async fn claim_idempotency_key(
@@ -1431,19 +1539,25 @@ impl Store for SqliteStore {
         stale_ms: i64,
     ) -> StoreResult<IdempotencyClaim> {
         let key = key.clone();
-        self.write(move |tx| notary::claim_idempotency(tx, &key, stale_ms))
-            .await
+        self.write("claim_idempotency_key", move |tx| {
+            notary::claim_idempotency(tx, &key, stale_ms)
+        })
+        .await
     }
 
     async fn release_idempotency_key(&self, key: &IdempotencyKey) -> StoreResult<()> {
         let key = key.clone();
-        self.write(move |tx| notary::release_idempotency(tx, &key))
-            .await
+        self.write("release_idempotency_key", move |tx| {
+            notary::release_idempotency(tx, &key)
+        })
+        .await
     }
 
     async fn purge_idempotency_keys(&self, before_ms: i64) -> StoreResult<u64> {
-        self.write(move |tx| notary::purge_idempotency(tx, before_ms))
-            .await
+        self.write("purge_idempotency_keys", move |tx| {
+            notary::purge_idempotency(tx, before_ms)
+        })
+        .await
     }
 
     async fn try_lead(&self) -> StoreResult<Option<Box<dyn Lease>>> {

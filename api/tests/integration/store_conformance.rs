@@ -311,8 +311,8 @@ async fn closes_go_through_a_stream_of_inserts(stores: Vec<Arc<dyn Store>>) {
     );
 }
 
-/// More games than one write batch: resolution covers all of them in one transaction, and the
-/// positions follow acceptance order whatever order the resolutions come in.
+/// More games than one write batch: resolution covers all of them, seen by readers all at once,
+/// and the positions follow acceptance order whatever order the resolutions come in.
 async fn a_large_epoch_resolves(s: Arc<dyn Store>) {
     s.bootstrap("test512", 0).await.unwrap();
     let n = 12_000u32;
@@ -343,7 +343,26 @@ async fn a_large_epoch_resolves(s: Arc<dyn Store>) {
             .is_err(),
         "one game missing"
     );
+    // A reader never sees a game resolved before its epoch (the embedded store writes the
+    // results in several transactions): watch the game whose result is written first.
+    let watcher = {
+        let (s, id) = (Arc::clone(&s), resolutions[0].game_id.clone());
+        tokio::spawn(async move {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+            loop {
+                let g = s.game(&id).await.unwrap().unwrap();
+                let status = s.epoch(1).await.unwrap().unwrap().status;
+                if g.resolution.is_some() {
+                    assert_eq!(status, EpochStatus::Resolved, "game read resolved first");
+                    return;
+                }
+                assert!(tokio::time::Instant::now() < deadline, "never resolved");
+                tokio::task::yield_now().await;
+            }
+        })
+    };
     s.resolve_epoch(1, &output(), &resolutions).await.unwrap();
+    watcher.await.unwrap();
     for (seq, id) in order.iter().enumerate().step_by(997) {
         let g = s.game(id).await.unwrap().unwrap();
         assert_eq!(g.seq, Some(seq as u64));
@@ -598,6 +617,53 @@ async fn postgres_a_large_epoch_resolves() {
 async fn sqlite_a_large_epoch_resolves() {
     let dir = tempfile::tempdir().unwrap();
     a_large_epoch_resolves(Arc::new(SqliteStore::open(dir.path()).unwrap())).await;
+}
+
+/// A resolution cut off after some of its transactions (the process died) leaves results that
+/// no reader sees; the next attempt writes them again and resolves the epoch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_resolution_cut_off_half_way_is_unseen_then_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (game(1, "dice"), game(2, "rng"));
+    {
+        let s = SqliteStore::open(dir.path()).unwrap();
+        s.bootstrap("test512", 0).await.unwrap();
+        s.insert_game(a.clone()).await.unwrap();
+        s.insert_game(b.clone()).await.unwrap();
+        s.close_epoch(1, 50).await.unwrap();
+        s.set_epoch_input(1, &input(2)).await.unwrap();
+    }
+    {
+        // What the first of resolve_epoch's transactions leaves when nothing follows it.
+        let conn = rusqlite::Connection::open(dir.path().join("vrs.sqlite3")).unwrap();
+        let n = conn
+            .execute(
+                "UPDATE games SET rng_value = ?1, dice = '6,6', won = 0, payout = '0.00',
+                     resolved_at_ms = 7 WHERE game_id = ?2",
+                [&"cd".repeat(32), &a.game_id],
+            )
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+    let s = SqliteStore::open(dir.path()).unwrap();
+    let g = s.game(&a.game_id).await.unwrap().unwrap();
+    assert_eq!((g.resolution, g.resolved_at_ms), (None, None));
+    assert!(s
+        .epoch_games(1)
+        .await
+        .unwrap()
+        .iter()
+        .all(|g| g.resolution.is_none()));
+    assert_eq!(s.recent_games(5).await.unwrap()[1].resolution, None);
+    let counts = s.game_counts().await.unwrap();
+    assert_eq!((counts.total, counts.resolved), (2, 0));
+
+    let rs = [resolution(&a.game_id), resolution(&b.game_id)];
+    s.resolve_epoch(1, &output(), &rs).await.unwrap();
+    let g = s.game(&a.game_id).await.unwrap().unwrap();
+    assert_eq!(g.resolution, Some(rs[0].clone()));
+    assert_eq!(g.resolved_at_ms, Some(1_000));
+    assert_eq!(s.game_counts().await.unwrap().resolved, 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
