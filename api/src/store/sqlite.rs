@@ -1032,7 +1032,7 @@ impl Store for SqliteStore {
                 Some(&rowid) if named.insert(rowid) => updates.push((rowid, g.clone())),
                 _ => {
                     return Err(StoreError::Conflict(format!(
-                        "game {} is not an unresolved game of epoch {epoch}",
+                        "game {} is not a game of epoch {epoch}, or is named twice",
                         g.game_id
                     )))
                 }
@@ -1050,10 +1050,12 @@ impl Store for SqliteStore {
         // marks the epoch resolved (game_from_row hides a result until then); a crash in
         // between leaves results that the next attempt writes again, the same bytes.
         let resolved_at = output.resolved_at_ms;
-        let mut rest = updates;
-        while !rest.is_empty() {
-            let chunk: Vec<(i64, GameResolution)> =
-                rest.drain(..rest.len().min(RESOLVE_CHUNK)).collect();
+        let mut updates = updates.into_iter();
+        loop {
+            let chunk: Vec<(i64, GameResolution)> = updates.by_ref().take(RESOLVE_CHUNK).collect();
+            if chunk.is_empty() {
+                break;
+            }
             self.write("resolve_games", move |tx| {
                 require_closed(tx, epoch)?;
                 let mut stmt = tx
