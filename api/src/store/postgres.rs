@@ -55,6 +55,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         5,
         include_str!("../../migrations/postgres/0005_payment_recovery.sql"),
     ),
+    (
+        6,
+        include_str!("../../migrations/postgres/0006_game_totals.sql"),
+    ),
 ];
 
 /// Most inserts committed in one group.
@@ -638,6 +642,47 @@ async fn insert_games(pool: &Pool, games: &[&NewGame]) -> StoreResult<u64> {
     .map_err(pg_err)?;
     tx.commit().await.map_err(pg_err)?;
     Ok(epoch as u64)
+}
+
+/// Adds a just-resolved epoch's games, and the instant games served since the last call, to
+/// `game_totals` (see migration 6), in the transaction that resolves the epoch. The state row
+/// is locked first, so two of these take turns; `next_index` is read once, and every instant
+/// game below it is committed (each was inserted in the transaction that moved it).
+async fn settle_game_totals(
+    tx: &deadpool_postgres::Transaction<'_>,
+    epoch: i64,
+) -> StoreResult<()> {
+    let from: i64 = tx
+        .query_one(
+            "SELECT pool_counted_to FROM game_totals_state WHERE id = 1 FOR UPDATE",
+            &[],
+        )
+        .await
+        .map_err(pg_err)?
+        .get(0);
+    let to: i64 = tx
+        .query_one("SELECT next_index FROM pool_state WHERE id = 1", &[])
+        .await
+        .map_err(pg_err)?
+        .get(0);
+    tx.execute(
+        "INSERT INTO game_totals (game, games)
+         SELECT game, COUNT(*) FROM (
+             SELECT game FROM games WHERE epoch = $1
+             UNION ALL SELECT game FROM games WHERE pool_index >= $2 AND pool_index < $3) g
+         GROUP BY game
+         ON CONFLICT (game) DO UPDATE SET games = game_totals.games + EXCLUDED.games",
+        &[&epoch, &from, &to],
+    )
+    .await
+    .map_err(pg_err)?;
+    tx.execute(
+        "UPDATE game_totals_state SET pool_counted_to = $1 WHERE id = 1",
+        &[&to],
+    )
+    .await
+    .map_err(pg_err)?;
+    Ok(())
 }
 
 const EPOCH_COLUMNS: &str = "number, status, modulus, opened_at_ms, closed_at_ms, iterations, \
@@ -1283,6 +1328,7 @@ impl Store for PgStore {
                     )));
                 }
             }
+            settle_game_totals(&tx, e).await?;
             tx.commit().await.map_err(pg_err)
         })
         .await
@@ -1357,13 +1403,24 @@ impl Store for PgStore {
     async fn game_counts(&self) -> StoreResult<GameCounts> {
         timed("count games", async {
             let client = self.client().await?;
-            let rows = client
-                .query(
-                    "SELECT game, COUNT(*), COUNT(rng_value) FROM games GROUP BY game",
-                    &[],
+            // One statement, so one snapshot: the settled totals plus what is live, each part
+            // through an index (ANY over an array keeps the epochs' lookups on the games'
+            // epoch index). The games of the epochs not resolved yet are pending; instant games
+            // are resolved.
+            let stmt = client
+                .prepare_cached(
+                    "WITH parts (game, total, resolved) AS (
+                         SELECT game, games, games FROM game_totals
+                         UNION ALL SELECT game, 1, 0 FROM games WHERE epoch = ANY (ARRAY(
+                             SELECT number FROM epochs WHERE status = 'open'
+                             UNION ALL SELECT number FROM epochs WHERE status = 'closed'))
+                         UNION ALL SELECT game, 1, 1 FROM games WHERE pool_index >=
+                             (SELECT pool_counted_to FROM game_totals_state WHERE id = 1))
+                     SELECT game, SUM(total)::int8, SUM(resolved)::int8 FROM parts GROUP BY game",
                 )
                 .await
                 .map_err(pg_err)?;
+            let rows = client.query(&stmt, &[]).await.map_err(pg_err)?;
             let mut counts = GameCounts::default();
             for r in rows {
                 counts.add(r.get(0), r.get(1), r.get(2));

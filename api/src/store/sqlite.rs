@@ -20,7 +20,7 @@ use super::{
 };
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
@@ -39,6 +39,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (
         6,
         include_str!("../../migrations/sqlite/0006_epoch_status.sql"),
+    ),
+    (
+        7,
+        include_str!("../../migrations/sqlite/0007_game_totals.sql"),
     ),
 ];
 
@@ -852,6 +856,46 @@ fn status_of(conn: &Connection, epoch: u64) -> StoreResult<Option<EpochStatus>> 
 }
 
 /// Refuses unless `epoch` exists and is closed: the one state whose games may be resolved.
+/// Adds a just-resolved epoch's games (`epoch_games`, per game name), and the instant games
+/// served since the last call, to `game_totals` (see migration 7), in the transaction that
+/// resolves the epoch.
+fn settle_game_totals(
+    tx: &Transaction<'_>,
+    epoch_games: &BTreeMap<String, i64>,
+) -> StoreResult<()> {
+    let (from, to): (i64, i64) = tx
+        .query_row(
+            "SELECT s.pool_counted_to, p.next_index
+             FROM game_totals_state s, pool_state p WHERE s.id = 1 AND p.id = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(unavailable)?;
+    let mut add = tx
+        .prepare_cached(
+            "INSERT INTO game_totals (game, games) VALUES (?1, ?2)
+             ON CONFLICT (game) DO UPDATE SET games = games + excluded.games",
+        )
+        .map_err(unavailable)?;
+    for (game, n) in epoch_games {
+        add.execute(params![game, n]).map_err(unavailable)?;
+    }
+    tx.prepare_cached(
+        "INSERT INTO game_totals (game, games)
+         SELECT game, COUNT(*) FROM games WHERE pool_index >= ?1 AND pool_index < ?2
+         GROUP BY game
+         ON CONFLICT (game) DO UPDATE SET games = games + excluded.games",
+    )
+    .and_then(|mut st| st.execute(params![from, to]))
+    .map_err(unavailable)?;
+    tx.execute(
+        "UPDATE game_totals_state SET pool_counted_to = ?1 WHERE id = 1",
+        [to],
+    )
+    .map_err(unavailable)?;
+    Ok(())
+}
+
 fn require_closed(conn: &Connection, epoch: u64) -> StoreResult<()> {
     match status_of(conn, epoch)? {
         Some(EpochStatus::Closed) => Ok(()),
@@ -1010,26 +1054,28 @@ impl Store for SqliteStore {
         output: &EpochOutput,
         games: &[GameResolution],
     ) -> StoreResult<()> {
-        // The epoch's games by id. A closed epoch gains no games, so a reader's snapshot is
-        // the set the writes below must cover.
-        let rowids = self
+        // The epoch's games by id, with their game names. A closed epoch gains no games, so a
+        // reader's snapshot is the set the writes below must cover.
+        let stored = self
             .read(move |c| {
                 require_closed(c, epoch)?;
                 let mut st = c
-                    .prepare_cached("SELECT game_id, rowid FROM games WHERE epoch = ?1")
+                    .prepare_cached("SELECT game_id, rowid, game FROM games WHERE epoch = ?1")
                     .map_err(unavailable)?;
                 let rows = st
-                    .query_map([epoch as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .query_map([epoch as i64], |r| {
+                        Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?)))
+                    })
                     .map_err(unavailable)?;
-                rows.collect::<rusqlite::Result<HashMap<String, i64>>>()
+                rows.collect::<rusqlite::Result<HashMap<String, (i64, String)>>>()
                     .map_err(unavailable)
             })
             .await?;
         let mut updates = Vec::with_capacity(games.len());
         let mut named = std::collections::HashSet::with_capacity(games.len());
         for g in games {
-            match rowids.get(&g.game_id) {
-                Some(&rowid) if named.insert(rowid) => updates.push((rowid, g.clone())),
+            match stored.get(&g.game_id) {
+                Some(&(rowid, _)) if named.insert(rowid) => updates.push((rowid, g.clone())),
                 _ => {
                     return Err(StoreError::Conflict(format!(
                         "game {} is not a game of epoch {epoch}, or is named twice",
@@ -1038,17 +1084,25 @@ impl Store for SqliteStore {
                 }
             }
         }
-        if updates.len() != rowids.len() {
+        if updates.len() != stored.len() {
             return Err(StoreError::Conflict(format!(
                 "{} games of epoch {epoch} were not resolved",
-                rowids.len() - updates.len()
+                stored.len() - updates.len()
             )));
+        }
+        // What the epoch adds to the settled game counts, counted here rather than in the
+        // last transaction, which every queued bet waits for.
+        let mut per_game: BTreeMap<String, i64> = BTreeMap::new();
+        for (_, game) in stored.into_values() {
+            *per_game.entry(game).or_default() += 1;
         }
         // The games in chunks of their own transactions, so that bets queued meanwhile commit
         // between them instead of waiting for one long write (an epoch of 20 000 bets took
         // 100-200 ms, every bet's p99). Readers see none of it until the last transaction
         // marks the epoch resolved (game_from_row hides a result until then); a crash in
-        // between leaves results that the next attempt writes again, the same bytes.
+        // between leaves results that the next attempt writes again, the same bytes. Every
+        // update must find its row in this epoch: with the set checked above, that is what
+        // proves the whole epoch written when the last transaction resolves it.
         let resolved_at = output.resolved_at_ms;
         let mut updates = updates.into_iter();
         loop {
@@ -1066,16 +1120,23 @@ impl Store for SqliteStore {
                     )
                     .map_err(unavailable)?;
                 for (rowid, g) in &chunk {
-                    stmt.execute(params![
-                        rowid,
-                        g.rng_value,
-                        join_digits(&g.dice),
-                        g.won,
-                        g.payout,
-                        resolved_at,
-                        epoch as i64,
-                    ])
-                    .map_err(unavailable)?;
+                    let changed = stmt
+                        .execute(params![
+                            rowid,
+                            g.rng_value,
+                            join_digits(&g.dice),
+                            g.won,
+                            g.payout,
+                            resolved_at,
+                            epoch as i64,
+                        ])
+                        .map_err(unavailable)?;
+                    if changed != 1 {
+                        return Err(StoreError::Corrupt(format!(
+                            "game {} of epoch {epoch} vanished while it was resolved",
+                            g.game_id
+                        )));
+                    }
                 }
                 Ok(())
             })
@@ -1084,18 +1145,6 @@ impl Store for SqliteStore {
         let output = output.clone();
         self.write("resolve_epoch", move |tx| {
             require_closed(tx, epoch)?;
-            let left: i64 = tx
-                .query_row(
-                    "SELECT COUNT(*) FROM games WHERE epoch = ?1 AND rng_value IS NULL",
-                    [epoch as i64],
-                    |r| r.get(0),
-                )
-                .map_err(unavailable)?;
-            if left != 0 {
-                return Err(StoreError::Conflict(format!(
-                    "{left} games of epoch {epoch} were not resolved"
-                )));
-            }
             tx.execute(
                 "UPDATE epochs SET status = 'resolved', y = ?2, pi = ?3, l = ?4, checkpoints = ?5,
                      computation_ms = ?6, resolved_at_ms = ?7
@@ -1111,7 +1160,7 @@ impl Store for SqliteStore {
                 ],
             )
             .map_err(unavailable)?;
-            Ok(())
+            settle_game_totals(tx, &per_game)
         })
         .await
     }
@@ -1191,14 +1240,21 @@ impl Store for SqliteStore {
     async fn game_counts(&self) -> StoreResult<GameCounts> {
         self.read(|c| {
             let mut counts = GameCounts::default();
+            // One statement, so one snapshot: the settled totals plus what is live, each part
+            // through an index. The games of the epochs not resolved yet are pending (their
+            // results may be half written, see resolve_epoch); instant games are resolved.
             let mut stmt = c
-                // Resolved: every game but those of the epochs not resolved yet (whose
-                // results may be half written, see resolve_epoch).
                 .prepare_cached(
-                    "SELECT game, COUNT(*), COUNT(*) - COUNT(CASE WHEN epoch IN
-                         (SELECT number FROM epochs WHERE status IN ('open', 'closed'))
-                         THEN 1 END)
-                     FROM games GROUP BY game",
+                    "WITH live_epochs AS (
+                         SELECT number FROM epochs WHERE status = 'open'
+                         UNION ALL SELECT number FROM epochs WHERE status = 'closed'),
+                     parts (game, total, resolved) AS (
+                         SELECT game, games, games FROM game_totals
+                         UNION ALL SELECT game, 1, 0 FROM games
+                             WHERE epoch IN (SELECT number FROM live_epochs)
+                         UNION ALL SELECT game, 1, 1 FROM games WHERE pool_index >=
+                             (SELECT pool_counted_to FROM game_totals_state WHERE id = 1))
+                     SELECT game, SUM(total), SUM(resolved) FROM parts GROUP BY game",
                 )
                 .map_err(unavailable)?;
             let rows = stmt

@@ -8,9 +8,9 @@ use vrs::store::postgres::PgStore;
 use vrs::store::sqlite::SqliteStore;
 use vrs::store::{
     AnchorBatch, AnchorState, AnchorTx, ApiKey, BuildInstant, EpochInput, EpochOutput, EpochStatus,
-    GameResolution, IdempotencyClaim, IdempotencyKey, IdempotentResponse, NewGame, NewReceipt,
-    NotaryBatch, Payment, PaymentNonce, PoolBatch, ReceiptRecord, SettlingPayment, Store,
-    StoreError,
+    GameCounts, GameResolution, IdempotencyClaim, IdempotencyKey, IdempotentResponse, NewGame,
+    NewReceipt, NotaryBatch, Payment, PaymentNonce, PoolBatch, ReceiptRecord, SettlingPayment,
+    Store, StoreError,
 };
 use vrs_engine::backend::fast::Fast;
 use vrs_engine::backend::Backend;
@@ -511,6 +511,81 @@ async fn pool_serves_in_order(s: &dyn Store) {
     assert_eq!(s.game_counts().await.unwrap().total, 5);
 }
 
+/// Stats' game counts add up through every stage a game goes through: pending in an open or a
+/// closed epoch, settled when the epoch resolves; instant games resolved from the start, before
+/// and after a resolution settles them; a resolution refused settles nothing.
+async fn game_counts_add_up(s: &dyn Store) {
+    s.bootstrap("test512", 0).await.unwrap();
+    let counts = |total, resolved, dice, sicbo| GameCounts {
+        total,
+        resolved,
+        by_game: [("dice", dice), ("sicbo", sicbo)]
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(g, n)| (g.to_string(), n))
+            .collect(),
+    };
+    assert_eq!(s.game_counts().await.unwrap(), counts(0, 0, 0, 0));
+    let (b1, e1) = pool_batch(None, 6);
+    s.commit_pool_batch(&b1, &e1).await.unwrap();
+    for i in 0..3 {
+        s.insert_game(game(i, "sicbo")).await.unwrap();
+    }
+    for tag in 0..2 {
+        s.serve_instant(instant(tag))
+            .await
+            .unwrap()
+            .expect("an entry");
+    }
+    assert_eq!(s.game_counts().await.unwrap(), counts(5, 2, 2, 3));
+    s.close_epoch(1, 1).await.unwrap();
+    s.set_epoch_input(1, &input(3)).await.unwrap();
+    s.insert_game(game(3, "dice")).await.unwrap();
+    s.serve_instant(instant(2))
+        .await
+        .unwrap()
+        .expect("an entry");
+    assert_eq!(s.game_counts().await.unwrap(), counts(7, 3, 4, 3));
+    let rs: Vec<GameResolution> = (0..3).map(|i| resolution(&game(i, "").game_id)).collect();
+    assert!(s.resolve_epoch(1, &output(), &rs[1..]).await.is_err());
+    assert_eq!(s.game_counts().await.unwrap(), counts(7, 3, 4, 3));
+    s.resolve_epoch(1, &output(), &rs).await.unwrap();
+    assert_eq!(s.game_counts().await.unwrap(), counts(7, 6, 4, 3));
+    assert!(s.resolve_epoch(1, &output(), &rs).await.is_err());
+    s.serve_instant(instant(3))
+        .await
+        .unwrap()
+        .expect("an entry");
+    assert_eq!(s.game_counts().await.unwrap(), counts(8, 7, 5, 3));
+    // The next resolution settles the next epoch and only the instant games not yet settled.
+    s.close_epoch(2, 2).await.unwrap();
+    s.set_epoch_input(2, &input(1)).await.unwrap();
+    s.serve_instant(instant(4))
+        .await
+        .unwrap()
+        .expect("an entry");
+    s.resolve_epoch(2, &output(), &[resolution(&game(3, "").game_id)])
+        .await
+        .unwrap();
+    s.insert_game(game(4, "sicbo")).await.unwrap();
+    assert_eq!(s.game_counts().await.unwrap(), counts(10, 9, 6, 4));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_game_counts_add_up() {
+    let dir = tempfile::tempdir().unwrap();
+    game_counts_add_up(&SqliteStore::open(dir.path()).unwrap()).await;
+    // The settled totals survive a reopening.
+    let s = SqliteStore::open(dir.path()).unwrap();
+    assert_eq!(s.game_counts().await.unwrap().resolved, 9);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_game_counts_add_up() {
+    let schema = TestSchema::create("game_counts");
+    game_counts_add_up(&pg(&schema).await).await;
+}
+
 /// Concurrent instant bets through several stores (replicas): every entry goes to exactly one
 /// bet, the indices served are exactly 1..=n, and the rest find the pool empty.
 async fn pool_entries_are_served_once(stores: Vec<Arc<dyn Store>>) {
@@ -782,7 +857,13 @@ async fn sqlite_upgrade_from_version_1_keeps_games() {
              INSERT INTO epochs (number, status, modulus, opened_at_ms) VALUES (1, 'open', 'test512', 5);
              INSERT INTO games (game_id, request_id, game, player_id, operator_key,
                  created_at_ms, epoch, seq, leaf)
-             VALUES ('00000000000000000000000000000001', 'r', 'rng', 'p', 'o', 6, 1, 0, x'01');",
+             VALUES ('00000000000000000000000000000001', 'r', 'rng', 'p', 'o', 6, 1, 0, x'01');
+             -- An older epoch, resolved: its game is settled in the counts' totals (schema 7).
+             INSERT INTO epochs (number, status, modulus, opened_at_ms) VALUES (0, 'resolved', 'test512', 1);
+             INSERT INTO games (game_id, request_id, game, player_id, operator_key,
+                 created_at_ms, epoch, seq, leaf, rng_value, resolved_at_ms)
+             VALUES ('00000000000000000000000000000000', 'r0', 'rng', 'p', 'o', 2, 0, 0, x'00',
+                 'ab', 3);",
         )
         .unwrap();
     }
@@ -793,8 +874,13 @@ async fn sqlite_upgrade_from_version_1_keeps_games() {
         .unwrap()
         .unwrap();
     assert_eq!((g.epoch, g.seq, g.pool_index), (Some(1), Some(0), None));
+    let counts = s.game_counts().await.unwrap();
+    assert_eq!((counts.total, counts.resolved), (2, 1));
     assert_eq!(s.insert_game(game(2, "dice")).await.unwrap(), 1);
     assert_eq!(s.pool_counts().await.unwrap().served, 0);
+    let counts = s.game_counts().await.unwrap();
+    assert_eq!((counts.total, counts.resolved), (3, 1));
+    assert_eq!(counts.by_game.get("rng"), Some(&2));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -808,7 +894,13 @@ async fn postgres_upgrade_from_version_1_keeps_games() {
          INSERT INTO epochs (number, status, modulus, opened_at_ms) VALUES (1, 'open', 'test512', 5);
          INSERT INTO games (game_id, request_id, game, player_id, operator_key, created_at_ms,
              epoch, leaf)
-         VALUES ('00000000000000000000000000000001', 'r', 'rng', 'p', 'o', 6, 1, '\\x01');",
+         VALUES ('00000000000000000000000000000001', 'r', 'rng', 'p', 'o', 6, 1, '\\x01');
+         -- An older epoch, resolved: its game is settled in the counts' totals (schema 6).
+         INSERT INTO epochs (number, status, modulus, opened_at_ms) VALUES (0, 'resolved', 'test512', 1);
+         INSERT INTO games (game_id, request_id, game, player_id, operator_key, created_at_ms,
+             epoch, leaf, seq, rng_value, resolved_at_ms)
+         VALUES ('00000000000000000000000000000000', 'r0', 'rng', 'p', 'o', 2, 0, '\\x00', 0,
+             'ab', 3);",
     );
     let s = pg(&schema).await;
     let g = s
@@ -817,7 +909,12 @@ async fn postgres_upgrade_from_version_1_keeps_games() {
         .unwrap()
         .unwrap();
     assert_eq!((g.epoch, g.pool_index), (Some(1), None));
+    let counts = s.game_counts().await.unwrap();
+    assert_eq!((counts.total, counts.resolved), (2, 1));
     assert_eq!(s.insert_game(game(2, "dice")).await.unwrap(), 1);
+    let counts = s.game_counts().await.unwrap();
+    assert_eq!((counts.total, counts.resolved), (3, 1));
+    assert_eq!(counts.by_game.get("rng"), Some(&2));
 }
 
 #[test]
