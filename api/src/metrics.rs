@@ -20,7 +20,7 @@ use axum::Router;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Instant;
 
@@ -195,6 +195,8 @@ impl<M> Family<M> {
 pub struct Metrics {
     /// route (template), method, status.
     pub http: Family<Histogram>,
+    /// Requests whose handler has started and whose response head is not out yet.
+    pub http_in_flight: AtomicI64,
     /// game (dice, sicbo, rng), path (epoch, instant).
     pub bets_accepted: Family<Counter>,
     pub bets_resolved: Family<Counter>,
@@ -224,6 +226,7 @@ impl Metrics {
             http: Family::new(&["route", "method", "status"], || {
                 Histogram::new(HTTP_BUCKETS)
             }),
+            http_in_flight: AtomicI64::new(0),
             bets_accepted: Family::new(&["game", "path"], Counter::default),
             bets_resolved: Family::new(&["game", "path"], Counter::default),
             epoch_seconds: Histogram::new(SLOW_BUCKETS),
@@ -282,6 +285,18 @@ pub async fn render(state: &AppState) -> Result<String, String> {
     );
     m.http
         .each(|labels, h| h.render(w, "vrs_http_request_duration_seconds", &labels));
+    header(
+        w,
+        "vrs_http_requests_in_flight",
+        "gauge",
+        "HTTP requests being handled now: from the request head to the response head.",
+    );
+    sample(
+        w,
+        "vrs_http_requests_in_flight",
+        "",
+        m.http_in_flight.load(Ordering::Relaxed) as f64,
+    );
     header(
         w,
         "vrs_bets_accepted_total",
@@ -582,7 +597,11 @@ pub async fn tag_route(req: Request, next: Next) -> Response<Body> {
 pub async fn time_requests(req: Request, next: Next) -> Response<Body> {
     let start = Instant::now();
     let method = req.method().clone();
-    let res = next.run(req).await;
+    let res = {
+        // Counted down on drop, so a request whose client went away leaves the gauge too.
+        let _in_flight = InFlight::enter();
+        next.run(req).await
+    };
     let route = res
         .extensions()
         .get::<RouteLabel>()
@@ -597,6 +616,22 @@ pub async fn time_requests(req: Request, next: Next) -> Response<Body> {
         .with(&[route, method, res.status().as_str()])
         .observe(start.elapsed().as_secs_f64());
     res
+}
+
+/// One request counted in `vrs_http_requests_in_flight` while it lives.
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> Self {
+        global().http_in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        global().http_in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 #[cfg(test)]

@@ -3,12 +3,27 @@
 //! (headers and bodies that never finish), CORS on public reads, and a graceful stop on
 //! SIGTERM that answers the request in flight and exits 0.
 
+use crate::evm::free_port;
 use crate::notary::{header, post};
 use crate::server::{Server, FAST};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
+
+/// `vrs_http_requests_in_flight` as the metrics listener at `addr` reports it.
+fn in_flight(addr: &str) -> f64 {
+    let text = ureq::get(&format!("http://{addr}/metrics"))
+        .call()
+        .unwrap()
+        .into_string()
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("vrs_http_requests_in_flight "))
+        .expect("the gauge is exported")
+        .parse()
+        .unwrap()
+}
 
 fn host_port(server: &Server) -> String {
     server.url.trim_start_matches("http://").to_owned()
@@ -231,7 +246,11 @@ fn public_reads_are_readable_from_any_origin_and_writes_are_not() {
 #[test]
 fn sigterm_answers_the_request_in_flight_then_exits_0() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), FAST);
+    let metrics_addr = format!("127.0.0.1:{}", free_port());
+    let server = Server::start(
+        dir.path(),
+        &[FAST, &["--metrics-addr", &metrics_addr]].concat(),
+    );
     let addr = host_port(&server);
     // An idle keep-alive connection must not hold the stop up.
     let mut idle = TcpStream::connect(&addr).unwrap();
@@ -251,7 +270,15 @@ fn sigterm_answers_the_request_in_flight_then_exits_0() {
     )
     .unwrap();
     s.write_all(&body[..10]).unwrap();
-    std::thread::sleep(Duration::from_millis(200)); // let the server start reading it
+    // The signal comes once the server is handling it (waiting for the rest of its body).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while in_flight(&metrics_addr) < 1.0 {
+        assert!(
+            Instant::now() < deadline,
+            "the request never reached a handler"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let pid = server.pid();
     assert!(std::process::Command::new("kill")
         .args(["-TERM", &pid.to_string()])
