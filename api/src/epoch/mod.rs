@@ -262,11 +262,20 @@ impl EpochLoop {
         self.computed = Some((e, output.clone()));
         let settle_start = std::time::Instant::now();
         let games = self.store.epoch_games(e).await?;
-        let mut resolutions = Vec::with_capacity(games.len());
-        for g in &games {
-            let o = outcome::derive(&output.y, &g.new).map_err(|msg| anyhow!(msg))?;
-            resolutions.push(o.resolution(&g.new.game_id));
-        }
+        // Tens of milliseconds of hashing for a large epoch: off the async workers (one by
+        // default), which would answer no request meanwhile, every epoch (the soak's p99).
+        let y = output.y.clone();
+        let (games, resolutions) = tokio::task::spawn_blocking(move || {
+            let mut resolutions = Vec::with_capacity(games.len());
+            for g in &games {
+                let o = outcome::derive(&y, &g.new)?;
+                resolutions.push(o.resolution(&g.new.game_id));
+            }
+            Ok::<_, String>((games, resolutions))
+        })
+        .await
+        .context("deriving the epoch's outcomes")?
+        .map_err(|msg| anyhow!(msg))?;
         let mut output = output;
         output.resolved_at_ms = now_ms();
         match self.store.resolve_epoch(e, &output, &resolutions).await {
@@ -291,8 +300,12 @@ impl EpochLoop {
             m.epoch_seconds
                 .observe((output.resolved_at_ms - closed).max(0) as f64 / 1000.0);
         }
+        let mut per_game = std::collections::BTreeMap::<&str, u64>::new();
         for g in &games {
-            m.bets_resolved.with(&[&g.new.game, "epoch"]).inc();
+            *per_game.entry(g.new.game.as_str()).or_default() += 1;
+        }
+        for (game, n) in per_game {
+            m.bets_resolved.with(&[game, "epoch"]).add(n);
         }
         tracing::info!(
             epoch = e,
@@ -309,8 +322,16 @@ impl EpochLoop {
     async fn commit_input(&self, e: u64) -> anyhow::Result<EpochInput> {
         let group = &self.config.group;
         let leaves = self.store.close_epoch(e, now_ms()).await?;
-        let leaf_hashes: Vec<merkle::Hash> = leaves.iter().map(|l| merkle::leaf_hash(l)).collect();
-        let bets_root = merkle::root(&leaf_hashes);
+        let bet_count = leaves.len() as u64;
+        // Two hashes a bet, tens of milliseconds for a large epoch: off the async workers,
+        // like the derivation of the outcomes.
+        let bets_root = tokio::task::spawn_blocking(move || {
+            let leaf_hashes: Vec<merkle::Hash> =
+                leaves.iter().map(|l| merkle::leaf_hash(l)).collect();
+            merkle::root(&leaf_hashes)
+        })
+        .await
+        .context("hashing the epoch's bets")?;
         let prev_y = previous_output(self.store.as_ref(), group, e).await?;
         let t = self.config.iterations;
         let (_, x) = group.epoch_input(e, &prev_y, &bets_root, t)?;
@@ -318,7 +339,7 @@ impl EpochLoop {
             iterations: t,
             prev_y,
             bets_root,
-            bet_count: leaves.len() as u64,
+            bet_count,
             x,
         })
     }
