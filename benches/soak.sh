@@ -7,7 +7,10 @@
 #      --metrics-addr on a free loopback port.
 #   2. Unless RATE is given: measures the closed-loop durable-bet throughput on that server
 #      (vrs-loadgen, CONNECTIONS connections, MEASURE seconds after 2 s of warm-up) and takes
-#      RATE = FRACTION (0.5) of it.
+#      RATE = FRACTION (0.5) of it. A minute, not seconds: a burst of a few seconds sees no
+#      large epoch settled and lets the load borrow the VDF's core (the epoch just runs late),
+#      so it measured 8 685 bets/s where a minute measured 5 587 on the same machine, and half
+#      of the burst figure overloaded it (docs/PERFORMANCE.md, "Soak").
 #   3. Open loop: vrs-loadgen --rate RATE for DURATION seconds (requests on a fixed schedule,
 #      each timed from when it was due, so stalls are not hidden), printing p50/p99 every
 #      INTERVAL seconds. Meanwhile the server's resident memory (VmRSS in /proc/PID/status)
@@ -31,7 +34,7 @@
 # Environment:
 #   DURATION=600           seconds of fixed-rate load
 #   RATE                   requests/s for the soak; unset: FRACTION of a closed-loop measurement
-#   FRACTION=0.5 MEASURE=10   the share of the measured throughput, and the measuring seconds
+#   FRACTION=0.5 MEASURE=60   the share of the measured throughput, and the measuring seconds
 #   CONNECTIONS=64         vrs-loadgen connections, in both phases
 #   INTERVAL=60            seconds per latency line (per minute by default)
 #   SAMPLE_EVERY=1         seconds between RSS samples
@@ -48,7 +51,7 @@ cd "$(dirname "$0")/.."
 DURATION="${DURATION:-600}"
 RATE="${RATE:-}"
 FRACTION="${FRACTION:-0.5}"
-MEASURE="${MEASURE:-10}"
+MEASURE="${MEASURE:-60}"
 CONNECTIONS="${CONNECTIONS:-64}"
 INTERVAL="${INTERVAL:-60}"
 SAMPLE_EVERY="${SAMPLE_EVERY:-1}"
