@@ -855,7 +855,6 @@ fn status_of(conn: &Connection, epoch: u64) -> StoreResult<Option<EpochStatus>> 
     s.map(|s| EpochStatus::parse(&s)).transpose()
 }
 
-/// Refuses unless `epoch` exists and is closed: the one state whose games may be resolved.
 /// Adds a just-resolved epoch's games (`epoch_games`, per game name), and the instant games
 /// served since the last call, to `game_totals` (see migration 7), in the transaction that
 /// resolves the epoch.
@@ -896,6 +895,7 @@ fn settle_game_totals(
     Ok(())
 }
 
+/// Refuses unless `epoch` exists and is closed: the one state whose games may be resolved.
 fn require_closed(conn: &Connection, epoch: u64) -> StoreResult<()> {
     match status_of(conn, epoch)? {
         Some(EpochStatus::Closed) => Ok(()),
