@@ -38,6 +38,7 @@ use super::{
 };
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -644,13 +645,14 @@ async fn insert_games(pool: &Pool, games: &[&NewGame]) -> StoreResult<u64> {
     Ok(epoch as u64)
 }
 
-/// Adds a just-resolved epoch's games, and the instant games served since the last call, to
-/// `game_totals` (see migration 6), in the transaction that resolves the epoch. The state row
-/// is locked first, so two of these take turns; `next_index` is read once, and every instant
-/// game below it is committed (each was inserted in the transaction that moved it).
+/// Adds a just-resolved epoch's games (`epoch_games`, per game name), and the instant games
+/// served since the last call, to `game_totals` (see migration 6), in the transaction that
+/// resolves the epoch. The state row is locked first, so two of these take turns;
+/// `next_index` is read once, and every instant game below it is committed (each was inserted
+/// in the transaction that moved it).
 async fn settle_game_totals(
     tx: &deadpool_postgres::Transaction<'_>,
-    epoch: i64,
+    epoch_games: &BTreeMap<String, i64>,
 ) -> StoreResult<()> {
     let from: i64 = tx
         .query_one(
@@ -665,14 +667,16 @@ async fn settle_game_totals(
         .await
         .map_err(pg_err)?
         .get(0);
+    let (names, counts): (Vec<&str>, Vec<i64>) =
+        epoch_games.iter().map(|(g, n)| (g.as_str(), *n)).unzip();
     tx.execute(
         "INSERT INTO game_totals (game, games)
-         SELECT game, COUNT(*) FROM (
-             SELECT game FROM games WHERE epoch = $1
-             UNION ALL SELECT game FROM games WHERE pool_index >= $2 AND pool_index < $3) g
+         SELECT game, SUM(n)::int8 FROM (
+             SELECT * FROM UNNEST($1::text[], $2::int8[]) AS e (game, n)
+             UNION ALL SELECT game, 1 FROM games WHERE pool_index >= $3 AND pool_index < $4) g
          GROUP BY game
          ON CONFLICT (game) DO UPDATE SET games = game_totals.games + EXCLUDED.games",
-        &[&epoch, &from, &to],
+        &[&names, &counts, &from, &to],
     )
     .await
     .map_err(pg_err)?;
@@ -1252,14 +1256,19 @@ impl Store for PgStore {
             // planned as a nested loop, quadratic).
             let order = tx
                 .query(
-                    "SELECT game_id FROM games WHERE epoch = $1 ORDER BY id",
+                    "SELECT game_id, game FROM games WHERE epoch = $1 ORDER BY id",
                     &[&e],
                 )
                 .await
                 .map_err(pg_err)?;
             let mut seq_of = std::collections::HashMap::with_capacity(order.len());
+            // What the epoch adds to the settled game counts, from the same read.
+            let mut per_game = BTreeMap::<String, i64>::new();
             for (seq, row) in order.iter().enumerate() {
                 seq_of.insert(row.try_get::<_, &str>(0).map_err(corrupt)?, seq as i64);
+                *per_game
+                    .entry(row.try_get::<_, String>(1).map_err(corrupt)?)
+                    .or_default() += 1;
             }
             // The epoch's games are exactly those its input committed to.
             if let Some(input) = &current.input {
@@ -1328,7 +1337,7 @@ impl Store for PgStore {
                     )));
                 }
             }
-            settle_game_totals(&tx, e).await?;
+            settle_game_totals(&tx, &per_game).await?;
             tx.commit().await.map_err(pg_err)
         })
         .await

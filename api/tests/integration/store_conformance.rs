@@ -511,6 +511,14 @@ async fn pool_serves_in_order(s: &dyn Store) {
     assert_eq!(s.game_counts().await.unwrap().total, 5);
 }
 
+/// Serves one instant bet, which must find an entry.
+async fn serve_one(s: &dyn Store, tag: u32) {
+    s.serve_instant(instant(tag))
+        .await
+        .unwrap()
+        .expect("an entry");
+}
+
 /// Stats' game counts add up through every stage a game goes through: pending in an open or a
 /// closed epoch, settled when the epoch resolves; instant games resolved from the start, before
 /// and after a resolution settles them; a resolution refused settles nothing.
@@ -532,19 +540,13 @@ async fn game_counts_add_up(s: &dyn Store) {
         s.insert_game(game(i, "sicbo")).await.unwrap();
     }
     for tag in 0..2 {
-        s.serve_instant(instant(tag))
-            .await
-            .unwrap()
-            .expect("an entry");
+        serve_one(s, tag).await;
     }
     assert_eq!(s.game_counts().await.unwrap(), counts(5, 2, 2, 3));
     s.close_epoch(1, 1).await.unwrap();
     s.set_epoch_input(1, &input(3)).await.unwrap();
     s.insert_game(game(3, "dice")).await.unwrap();
-    s.serve_instant(instant(2))
-        .await
-        .unwrap()
-        .expect("an entry");
+    serve_one(s, 2).await;
     assert_eq!(s.game_counts().await.unwrap(), counts(7, 3, 4, 3));
     let rs: Vec<GameResolution> = (0..3).map(|i| resolution(&game(i, "").game_id)).collect();
     assert!(s.resolve_epoch(1, &output(), &rs[1..]).await.is_err());
@@ -552,18 +554,12 @@ async fn game_counts_add_up(s: &dyn Store) {
     s.resolve_epoch(1, &output(), &rs).await.unwrap();
     assert_eq!(s.game_counts().await.unwrap(), counts(7, 6, 4, 3));
     assert!(s.resolve_epoch(1, &output(), &rs).await.is_err());
-    s.serve_instant(instant(3))
-        .await
-        .unwrap()
-        .expect("an entry");
+    serve_one(s, 3).await;
     assert_eq!(s.game_counts().await.unwrap(), counts(8, 7, 5, 3));
     // The next resolution settles the next epoch and only the instant games not yet settled.
     s.close_epoch(2, 2).await.unwrap();
     s.set_epoch_input(2, &input(1)).await.unwrap();
-    s.serve_instant(instant(4))
-        .await
-        .unwrap()
-        .expect("an entry");
+    serve_one(s, 4).await;
     s.resolve_epoch(2, &output(), &[resolution(&game(3, "").game_id)])
         .await
         .unwrap();
