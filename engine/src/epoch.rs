@@ -1,8 +1,13 @@
-//! The epoch chain: how an epoch's VDF input follows from the previous output and the bets
+//! The epoch chain: how an epoch's VDF input follows from an earlier output and the bets
 //! committed in the epoch (docs/PROTOCOL.md, "Epochs").
 //!
 //! ```text
+//! version 1:
 //! seed_e = SHA-256( u8(18) ‖ "vrs/v1/epoch-input" ‖ u64(e) ‖ y_{e−1} ‖ bets_root_e ‖ u64(T_e) )
+//! version 2 (an epoch that commits to its timing, see [`Timing`]):
+//! seed_e = SHA-256( u8(18) ‖ "vrs/v2/epoch-input" ‖ u64(e) ‖ u64(p) ‖ y_p ‖ bets_root_e
+//!                   ‖ nonce_e ‖ u64(T_e) ‖ u64(opened_e) ‖ u64(closed_e) ‖ u32(margin_e)
+//!                   ‖ u64(rate_e) )
 //! x_e    = hash_to_group(seed_e)
 //! y_0    = hash_to_group( SHA-256( u8(14) ‖ "vrs/v1/genesis" ‖ u16(len(id)) ‖ id ) )
 //! ```
@@ -16,8 +21,50 @@ use sha2::Digest;
 
 /// Tag of the epoch input seed.
 pub const TAG_EPOCH_INPUT: &[u8] = b"vrs/v1/epoch-input";
+/// Tag of the version-2 epoch input seed.
+pub const TAG_EPOCH_INPUT_V2: &[u8] = b"vrs/v2/epoch-input";
 /// Tag of the genesis output y_0.
 pub const TAG_GENESIS: &[u8] = b"vrs/v1/genesis";
+
+/// What a version-2 epoch commits to besides its bets and its nonce: the earlier epoch p whose
+/// output enters its input (0: the genesis output), T, its bet window and the two numbers its
+/// window is bounded by (the rule is [`crate::timing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// p(e), below e; 0 stands for y_0.
+    pub previous: u64,
+    pub iterations: u64,
+    /// When the epoch began to accept games (Unix ms).
+    pub opened_at_ms: u64,
+    /// When its set of games was fixed (Unix ms).
+    pub closed_at_ms: u64,
+    /// The security margin A in hundredths (150: A = 1.5).
+    pub margin_centi: u32,
+    /// The server's squaring rate R that the window is measured against.
+    pub squarings_per_second: u64,
+}
+
+/// seed_e of a version-2 epoch over y_p as stored.
+pub fn epoch_seed_v2(
+    epoch: u64,
+    prev_y: &[u8],
+    bets_root: &Hash,
+    nonce: &[u8; 32],
+    timing: &Timing,
+) -> [u8; 32] {
+    let mut h = tagged(TAG_EPOCH_INPUT_V2);
+    h.update(epoch.to_be_bytes());
+    h.update(timing.previous.to_be_bytes());
+    h.update(prev_y);
+    h.update(bets_root);
+    h.update(nonce);
+    h.update(timing.iterations.to_be_bytes());
+    h.update(timing.opened_at_ms.to_be_bytes());
+    h.update(timing.closed_at_ms.to_be_bytes());
+    h.update(timing.margin_centi.to_be_bytes());
+    h.update(timing.squarings_per_second.to_be_bytes());
+    h.finalize().into()
+}
 
 /// seed_e, the 32 bytes hashed to the group to give x_e.
 pub fn epoch_seed(
@@ -78,6 +125,52 @@ mod tests {
         let other = m.hash_to_group(&[9; 32]);
         assert_ne!(base, epoch_input(&m, 1, &other, &[0; 32], 1000));
         assert_eq!(base, epoch_input(&m, 1, &y0, &[0; 32], 1000));
+    }
+
+    #[test]
+    fn every_field_changes_the_v2_seed() {
+        let t = Timing {
+            previous: 4,
+            iterations: 1000,
+            opened_at_ms: 10,
+            closed_at_ms: 20,
+            margin_centi: 150,
+            squarings_per_second: 7,
+        };
+        let y = [3u8; 64];
+        let base = epoch_seed_v2(5, &y, &[1; 32], &[2; 32], &t);
+        assert_eq!(base, epoch_seed_v2(5, &y, &[1; 32], &[2; 32], &t));
+        assert_ne!(base, epoch_seed_v2(6, &y, &[1; 32], &[2; 32], &t));
+        assert_ne!(base, epoch_seed_v2(5, &[4; 64], &[1; 32], &[2; 32], &t));
+        assert_ne!(base, epoch_seed_v2(5, &y, &[9; 32], &[2; 32], &t));
+        assert_ne!(base, epoch_seed_v2(5, &y, &[1; 32], &[9; 32], &t));
+        let changed = [
+            Timing { previous: 3, ..t },
+            Timing {
+                iterations: 1001,
+                ..t
+            },
+            Timing {
+                opened_at_ms: 11,
+                ..t
+            },
+            Timing {
+                closed_at_ms: 21,
+                ..t
+            },
+            Timing {
+                margin_centi: 151,
+                ..t
+            },
+            Timing {
+                squarings_per_second: 8,
+                ..t
+            },
+        ];
+        for c in changed {
+            assert_ne!(base, epoch_seed_v2(5, &y, &[1; 32], &[2; 32], &c), "{c:?}");
+        }
+        assert_ne!(base, epoch_seed_bytes(5, &y, &[1; 32], 1000));
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod group;
 pub mod hash;
 pub mod merkle;
 pub mod pool;
+pub mod timing;
 pub mod vdf;
 
 pub use error::{Error, Result};

@@ -100,7 +100,8 @@ pub struct Proved {
 }
 
 /// [`prove`], also keeping x^(2^i) at every multiple i of `replay_every` below T, so that a
-/// verifier can re-run the squarings segment by segment ([`verify_replay`]).
+/// verifier can re-run the squarings segment by segment ([`verify_replay`]). `progress` gets
+/// the squarings done every 65536 of them, at T − 1 (before the last squaring) and at T.
 pub fn prove_with_replay(
     sq: &dyn Squarer,
     d: &Discriminant,
@@ -130,13 +131,13 @@ pub fn prove_with_replay(
         }
         let stop = next_multiple(done, kl)
             .min(next_multiple(done, replay_every))
-            .min(t);
+            .min(crate::vdf::last_stop(done, t));
         y = sq.square_n(&y, stop - done);
         done = stop;
         if done.is_multiple_of(replay_every) && done < t {
             replay.push((done, y.clone()));
         }
-        if done - reported >= PROGRESS_EVERY || done == t {
+        if done - reported >= PROGRESS_EVERY || done + 1 >= t {
             progress(done);
             reported = done;
         }

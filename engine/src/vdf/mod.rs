@@ -16,6 +16,7 @@ mod replay;
 mod verify;
 
 pub use hash_to_prime::{hash_to_prime, CHALLENGE_BITS, CHALLENGE_BYTES};
+pub(crate) use prover::last_stop;
 pub use prover::{evaluate, EvalOptions, ProverParams, Trace};
 pub use replay::verify_replay;
 pub use verify::{verify, verify_encoded};

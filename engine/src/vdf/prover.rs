@@ -23,6 +23,16 @@ use rayon::prelude::*;
 /// Squarings between progress reports.
 const PROGRESS_EVERY: u64 = 1 << 16;
 
+/// Where the squaring loop stops next on its way to `t`: one squaring before the end (the
+/// `progress` call at T − 1), then the end.
+pub(crate) fn last_stop(done: u64, t: u64) -> u64 {
+    if done + 1 < t {
+        t - 1
+    } else {
+        t
+    }
+}
+
 /// The prover's layout: digits of k bits, checkpoints every k·γ squarings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProverParams {
@@ -107,7 +117,9 @@ pub struct Trace {
 }
 
 /// Runs y = x^(2^T) on `backend` (prepared for `modulus`), keeping checkpoints.
-/// `progress` gets the number of squarings done, every 65536 squarings and at the end.
+/// `progress` gets the number of squarings done, every 65536 squarings, at T − 1 and at the
+/// end. The call at T − 1 comes before the last squaring, so a caller that must act before the
+/// output exists (the service fixes the next epoch's bets there) can do so inside it.
 pub fn evaluate<B: Backend>(
     backend: &B,
     modulus: &Modulus,
@@ -144,7 +156,7 @@ pub fn evaluate<B: Backend>(
         let next = [
             next_multiple(done, stride),
             next_multiple(done, replay_every),
-            t,
+            last_stop(done, t),
             done + PROGRESS_EVERY,
         ]
         .into_iter()
@@ -158,7 +170,7 @@ pub fn evaluate<B: Backend>(
         if done.is_multiple_of(replay_every) && done < t {
             replay.push((done, backend.to_fast(&cur, &fast)));
         }
-        if done.is_multiple_of(PROGRESS_EVERY) || done == t {
+        if done.is_multiple_of(PROGRESS_EVERY) || done + 1 >= t {
             progress(done);
         }
     }
