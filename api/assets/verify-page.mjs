@@ -37,14 +37,16 @@ const report = $("#report");
 const POLL_MS = 2000;
 const POLL_LIMIT_MS = 10 * 60 * 1000;
 
-/** What each check establishes, in words (docs/PROTOCOL.md §13, §14, §16). */
+/** What each check establishes, in words (docs/PROTOCOL.md §10, §13, §14, §16). */
 const WHAT = {
   bet_leaf: "The committed bet bytes encode this game's fields",
   merkle_inclusion: "The bet is in its epoch's bets tree (RFC 6962 audit path to the bets root)",
   bets_root: "The epoch's published leaves hash to its bets root",
-  epoch_chain: "The epoch continues the chain: its previous output is the epoch before's y",
-  epoch_input: "The VDF input x follows from the epoch, previous output, bets root and T",
+  epoch_chain: "The epoch continues the chain: its previous output is y of its predecessor p(e) (the genesis output y_0 for p = 0)",
+  epoch_input: "The VDF input x follows from the epoch, previous output, bets root and T (for a version-2 epoch, also its predecessor, nonce and timing)",
   vdf_proof: "The Wesolowski proof of y = x^(2^T) holds (strict decoding)",
+  timing:
+    "The epoch's bets were fixed in time: before the previous epoch's output existed, and within the bound its security margin allows (PROTOCOL §10)",
   rng_value: "rngValue = HMAC-SHA256(y, game id ‖ player seed)",
   dice: "The dice follow from rngValue (bytes ≥ 252 skipped)",
   payout: "Win and payout follow the game's rules",

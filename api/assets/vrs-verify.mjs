@@ -46,7 +46,7 @@ export class VerifyError extends Error {
 }
 
 /** A failed check: thrown inside a check, caught by it and turned into `passed: false`. */
-class CheckFailed extends Error {}
+export class CheckFailed extends Error {}
 const fail = (msg) => {
   throw new CheckFailed(msg);
 };
@@ -441,6 +441,165 @@ export async function genesisOutput(modulusId, n) {
   const id = utf8.encode(modulusId);
   const seed = await taggedHash("vrs/v1/genesis", u16(id.length), id);
   return bigIntToBytes(await hashToGroup(seed, n), byteLength(n));
+}
+
+/** seed_e of a version-2 epoch (one that commits to its timing, PROTOCOL.md §10): H over
+ *  u64(e) ‖ u64(p) ‖ y_p ‖ bets_root ‖ nonce ‖ u64(T) ‖ u64(opened) ‖ u64(closed) ‖
+ *  u32(margin_centi) ‖ u64(squarings_per_second). */
+export async function epochSeedV2(e, p, prevY, betsRoot, nonce, t, openedAtMs, closedAtMs, marginCenti, squaringsPerSecond) {
+  if (nonce.length !== 32) fail("the nonce must be 32 bytes");
+  return taggedHash(
+    "vrs/v2/epoch-input",
+    u64(e),
+    u64(p),
+    prevY,
+    betsRoot,
+    nonce,
+    u64(t),
+    u64(openedAtMs),
+    u64(closedAtMs),
+    u32(marginCenti),
+    u64(squaringsPerSecond),
+  );
+}
+
+/** margin_centi = round(security_margin · 100): the margin A in hundredths (1.5 → 150). */
+export function marginCenti(margin, what = "security_margin") {
+  if (typeof margin !== "number" || !Number.isFinite(margin) || margin < 0) fail(`${what} is missing or not a number`);
+  const c = Math.round(margin * 100);
+  if (c > 0xffffffff) fail(`${what} ${margin} does not fit in hundredths as a u32`);
+  return c;
+}
+
+/** A margin in hundredths as a decimal ("1.5", "2", "1.25"). */
+export function centi(m) {
+  m = BigInt(m);
+  const whole = m / 100n;
+  const frac = m % 100n;
+  if (frac === 0n) return `${whole}`;
+  if (frac % 10n === 0n) return `${whole}.${frac / 10n}`;
+  return `${whole}.${String(frac).padStart(2, "0")}`;
+}
+
+/** The protocol version a `timing` object (the proof's, or an epoch record) names: a missing
+ *  object or version is version 1 (a server from before the timing rule); another fails. */
+export function timingVersion(obj, what = "timing") {
+  const v = obj && typeof obj === "object" ? obj.version : undefined;
+  if (v === undefined || v === null) return 1;
+  if (v !== 1 && v !== 2) fail(`${what}.version ${JSON.stringify(v)} is not a protocol version`);
+  return v;
+}
+
+/** p(e), the epoch whose output is epoch e's previous output (0: the genesis output y_0), from
+ *  a `timing` object: e − 1 for version 1, previous_epoch for version 2. */
+export function previousEpoch(obj, e, what = "timing") {
+  const given = obj && typeof obj === "object" ? obj.previous_epoch : undefined;
+  if (timingVersion(obj, what) === 1) {
+    if (given !== undefined && given !== null && given !== e - 1) {
+      fail(`${what}.previous_epoch is ${JSON.stringify(given)}, but a version-1 epoch ${e} takes y of epoch ${e - 1}`);
+    }
+    return e - 1;
+  }
+  return count(given, `${what}.previous_epoch`);
+}
+
+/** A version-2 epoch's timing commitment from `obj` (the proof's `timing`, or the epoch's
+ *  public record, which spells it with the same member names) and T: {previous, nonce (32
+ *  bytes), iterations (BigInt), opened_at_ms, closed_at_ms, margin_centi,
+ *  squarings_per_second}; null for version 1. */
+export function timingCommitment(obj, e, iterations, what = "timing") {
+  if (timingVersion(obj, what) === 1) return null;
+  const need = (name) => {
+    if (obj[name] === null || obj[name] === undefined) fail(`${what}.${name} is missing (a version-2 epoch commits to it)`);
+    return obj[name];
+  };
+  return {
+    previous: previousEpoch(obj, e, what),
+    nonce: hexToBytes(need("nonce"), 32, `${what}.nonce`),
+    iterations: parseIterations(iterations),
+    opened_at_ms: count(need("opened_at_ms"), `${what}.opened_at_ms`),
+    closed_at_ms: count(need("closed_at_ms"), `${what}.closed_at_ms`),
+    margin_centi: marginCenti(need("security_margin"), `${what}.security_margin`),
+    squarings_per_second: count(need("squarings_per_second"), `${what}.squarings_per_second`),
+  };
+}
+
+/** The timing rule's K: T · K / (margin_centi · R) is a(T) in milliseconds. */
+const TIMING_K = 100000n;
+
+/**
+ * The `timing` step (PROTOCOL.md §10, "Timing") on facts already gathered: a version-2 epoch's
+ * games were fixed before y of epoch e − 1 was stored, and its window keeps the bound of its
+ * declared margin and rate, checked exactly in integers:
+ *
+ *   D = margin_centi · R, K = 100 000
+ *   start = max(opened · D, closed_p · D + T_p · K)    (p ≥ 1; opened · D for p = 0)
+ *   closed · D ≤ start + T · K
+ *
+ * `facts`: {epoch: e, timing: null (version 1) or {previous, iterations, opened_at_ms,
+ * closed_at_ms, margin_centi, squarings_per_second}, predecessor: null or {closed_at_ms,
+ * iterations} of epoch p, prior_resolved_at_ms: resolved_at_ms of epoch e − 1 or null}.
+ * Returns a detail string, or throws CheckFailed.
+ */
+export function checkTiming(facts) {
+  const t = facts.timing;
+  if (!t) return "version 1: no timing commitment (an epoch from before the timing rule)";
+  const e = BigInt(facts.epoch);
+  const prev = BigInt(t.previous);
+  const T = BigInt(t.iterations);
+  const opened = BigInt(t.opened_at_ms);
+  const closed = BigInt(t.closed_at_ms);
+  const m = BigInt(t.margin_centi);
+  const r = BigInt(t.squarings_per_second);
+
+  // (a) Fixed before y of e − 1 was stored.
+  let prior = "";
+  const stored = facts.prior_resolved_at_ms;
+  if (e > 1n && typeof stored === "number") {
+    const s = BigInt(stored);
+    if (closed > s) fail(`closed at ${closed} ms, after y of epoch ${e - 1n} was stored at ${s} ms: its games could still change while that output was known`);
+    prior = `closed ${s - closed} ms before y of epoch ${e - 1n} was stored; `;
+  }
+  // (b) A well-formed commitment.
+  if (m < 100n) fail(`declared margin ${centi(m)} is below 1: an adversary slower than the server could evaluate this epoch's bets before it closed`);
+  if (r < 1n || T < 1n) fail("the declared squaring rate and T must be positive");
+  if (prev >= e) fail(`the input is taken from epoch ${prev}, not one before epoch ${e}`);
+  if (closed < opened) fail(`closed at ${closed} ms, before it opened at ${opened} ms`);
+  // (c) The predecessor closed before e opened.
+  const d = m * r;
+  let start = opened * d;
+  let pred = null;
+  if (prev >= 1n) {
+    if (!facts.predecessor) fail(`epoch ${prev} (the predecessor) is missing or not closed`);
+    pred = { closed: BigInt(facts.predecessor.closed_at_ms), iterations: BigInt(facts.predecessor.iterations) };
+    if (pred.closed > opened) fail(`epoch ${prev} closed at ${pred.closed} ms, after this epoch opened at ${opened} ms`);
+    const chained = pred.closed * d + pred.iterations * TIMING_K;
+    if (chained > start) start = chained;
+  }
+  // (d) The bound.
+  const scaledBound = start + T * TIMING_K;
+  const bound = scaledBound / d;
+  const window = closed - opened;
+  const allowance = (Number(T * TIMING_K) / Number(d)).toFixed(0);
+  const eff = effectiveMarginCenti(T, opened, closed, r, pred);
+  const effective = eff === null ? "unbounded" : centi(eff);
+  if (closed * d > scaledBound) {
+    fail(
+      `window of ${window} ms closed at ${closed} ms, after its bound ${bound} ms: at margin ${centi(m)} and ${r} squarings/s, T = ${T} allows ${allowance} ms (effective margin ${effective})`,
+    );
+  }
+  return `${prior}window of ${window} ms closed ${bound - closed} ms before its bound: an adversary ${centi(m)}× as fast as ${r} squarings/s needs ${allowance} ms for T = ${T} (effective margin ${effective})`;
+}
+
+/** The largest margin (in hundredths) under which the close still keeps the rule: what the
+ *  published times guarantee; null when unbounded (a span of zero). */
+function effectiveMarginCenti(T, opened, closed, r, pred) {
+  const ratio = (num, span) => (span * r === 0n ? null : num / (span * r));
+  const sat = (a, b) => (a > b ? a - b : 0n);
+  const byWindow = ratio(T * TIMING_K, sat(closed, opened));
+  const byChain = pred ? ratio((pred.iterations + T) * TIMING_K, sat(closed, pred.closed)) : 0n;
+  if (byWindow === null || byChain === null) return null;
+  return byWindow > byChain ? byWindow : byChain;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -894,13 +1053,34 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
   const N = lazy(() =>
     classGroup ? fail(`${p.modulus} is a class group: it has no RSA modulus`) : modulusFromId(p.modulus),
   );
+  // The epoch's timing commitment (PROTOCOL.md §10): null for version 1 (also when the proof
+  // has no `timing`, as from a server before the timing rule), else what seed_e is over.
+  const commitmentOf = lazy(() =>
+    timingCommitment(p.timing, count(p.vdfEpoch, "vdfEpoch"), p.iterations, "timing") ?? false,
+  );
+  const committed = () => commitmentOf() || null;
   // seed_e and, for a class group, D_e: shared by epoch_input and vdf_proof.
   const epochSeedOf = lazy(async () => {
     const prev = el("previous_output");
     // An RSA output must be canonical, so the seed is over its one encoding.
     if (!classGroup) decodeElement(p.previous_output, N(), "previous_output");
     const root = hexToBytes(p.bets_root, 32, "bets_root");
-    return epochSeed(count(p.vdfEpoch, "vdfEpoch"), prev, root, parseIterations(p.iterations));
+    const e = count(p.vdfEpoch, "vdfEpoch");
+    const t = parseIterations(p.iterations);
+    const c = committed();
+    if (!c) return epochSeed(e, prev, root, t);
+    return epochSeedV2(
+      e,
+      c.previous,
+      prev,
+      root,
+      c.nonce,
+      t,
+      c.opened_at_ms,
+      c.closed_at_ms,
+      c.margin_centi,
+      c.squarings_per_second,
+    );
   });
   const discriminantOf = lazy(async () => epochDiscriminant(p.modulus, await epochSeedOf()));
   // The VDF check: in D_e from the seed for a class group; in N for an RSA group, where the
@@ -1084,11 +1264,23 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
   async function epochChecks() {
     const e = p.vdfEpoch;
 
+    // What seed_e is over, in words: version 1's fields, or version 2's with the timing.
+    const seedFields = (t) => {
+      const c = committed();
+      if (!c) return `${e} ‖ y_prev ‖ bets_root ‖ ${t}`;
+      return `${e} ‖ ${c.previous} ‖ y_p ‖ bets_root ‖ nonce ‖ ${t} ‖ ${c.opened_at_ms} ‖ ${c.closed_at_ms} ‖ ${c.margin_centi} ‖ ${c.squarings_per_second}`;
+    };
     // x_e from seed_e: hash to group (RSA), or the generator of D_e (class group).
     const rsaInput = async (seed, t) => {
       const x = await hashToGroup(seed, N());
-      if (!bytesEqual(bigIntToBytes(x, k()), el("x"))) fail("x does not follow from the epoch, previous output, bets root and T");
-      return `x = hash_to_group(SHA-256(tag ‖ ${e} ‖ y_prev ‖ bets_root ‖ ${t}))`;
+      if (!bytesEqual(bigIntToBytes(x, k()), el("x"))) {
+        fail(
+          committed()
+            ? "x does not follow from the epoch, its predecessor, previous output, bets root, nonce, T and timing"
+            : "x does not follow from the epoch, previous output, bets root and T",
+        );
+      }
+      return `x = hash_to_group(SHA-256(tag ‖ ${seedFields(t)}))`;
     };
     const classGroupInput = async (t) => {
       const bits = classGroupBits(p.modulus);
@@ -1098,11 +1290,16 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
       if (named.value !== d.value) fail(`the discriminant is not D_e = create_discriminant(seed_e, ${bits}) = ${short(d.toHex())}`);
       if (p.discriminant_bits !== undefined && p.discriminant_bits !== bits) fail(`discriminant_bits is ${p.discriminant_bits}, not ${bits}`);
       if (!bytesEqual(el("x"), generatorBytes())) fail("x is not the generator's bytes (0x08 then 99 zero bytes)");
-      return `x = the generator of D_e = create_discriminant(SHA-256(tag ‖ ${e} ‖ y_prev ‖ bets_root ‖ ${t}), ${bits}) = ${short(d.toHex())}`;
+      return `x = the generator of D_e = create_discriminant(SHA-256(tag ‖ ${seedFields(t)}), ${bits}) = ${short(d.toHex())}`;
     };
-    // The epoch's public record, which must tell the same story as this proof.
-    let epochRec = null;
-    const getEpoch = async () => (epochRec ??= await getRecord(fetchFn, baseUrl, `/api/v1/epochs/${count(e, "vdfEpoch")}`));
+    // Public epoch records (this epoch's, which must tell the same story as this proof, and
+    // its neighbours'), each fetched once.
+    const records = new Map();
+    const epochRecordOf = async (n) => {
+      if (!records.has(n)) records.set(n, await getRecord(fetchFn, baseUrl, `/api/v1/epochs/${n}`));
+      return records.get(n);
+    };
+    const getEpoch = async () => epochRecordOf(count(e, "vdfEpoch"));
 
     await check("merkle_inclusion", async () => {
       const leaf = hexToBytes(p.leaf, undefined, "leaf");
@@ -1139,30 +1336,42 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
       const prev = el("previous_output");
       const ei = count(e, "vdfEpoch");
       if (ei < 1) fail("epoch numbers start at 1");
+      // p(e): e − 1 for version 1, the committed predecessor for version 2; 0 is the genesis.
+      const pe = previousEpoch(p.timing, ei, "timing");
+      if (pe >= ei) fail(`the input is taken from epoch ${pe}, not one before epoch ${ei}`);
       let source;
       let expected;
-      if (ei === 1 && classGroup) {
+      if (pe === 0 && classGroup) {
         source = `the genesis output y_0 of ${p.modulus} (the generator's bytes)`;
         expected = generatorBytes();
-      } else if (ei === 1) {
+      } else if (pe === 0) {
         source = `the genesis output y_0 of ${p.modulus}`;
         expected = await genesisOutput(p.modulus, N());
       } else {
-        const before = await getRecord(fetchFn, baseUrl, `/api/v1/epochs/${ei - 1}`);
-        source = `y of epoch ${ei - 1}`;
-        if (typeof before.y !== "string") fail(`epoch ${ei - 1} has no output`);
-        expected = hexToBytes(before.y, k(), `epoch ${ei - 1}'s y`);
+        const before = await epochRecordOf(pe);
+        source = `y of epoch ${pe}`;
+        if (typeof before.y !== "string") fail(`epoch ${pe} has no output`);
+        expected = hexToBytes(before.y, k(), `epoch ${pe}'s y`);
       }
       if (!bytesEqual(prev, expected)) fail(`the previous output is not ${source}`);
       const rec = await getEpoch();
       if (String(rec.previous_output).toLowerCase() !== bytesToHex(prev)) fail(`epoch ${ei}'s published previous output differs from the proof's`);
+      if (rec.previous_epoch !== undefined && rec.previous_epoch !== null && rec.previous_epoch !== pe) {
+        fail(`epoch ${ei}'s published predecessor is epoch ${rec.previous_epoch}, not the proof's ${pe}`);
+      }
       return `the previous output is ${source}`;
     });
 
     await check("epoch_input", async () => {
       const t = parseIterations(p.iterations);
       const seed = await epochSeedOf();
-      if (p.epoch_seed && String(p.epoch_seed).toLowerCase() !== bytesToHex(seed)) fail("epoch_seed is not SHA-256(tag ‖ e ‖ y_prev ‖ bets_root ‖ T)");
+      if (p.epoch_seed && String(p.epoch_seed).toLowerCase() !== bytesToHex(seed)) {
+        fail(
+          committed()
+            ? "epoch_seed is not SHA-256(tag ‖ e ‖ p ‖ y_p ‖ bets_root ‖ nonce ‖ T ‖ opened ‖ closed ‖ margin ‖ rate)"
+            : "epoch_seed is not SHA-256(tag ‖ e ‖ y_prev ‖ bets_root ‖ T)",
+        );
+      }
       const detail = classGroup ? await classGroupInput(t) : await rsaInput(seed, t);
       const rec = await getEpoch();
       if (String(rec.x).toLowerCase() !== String(p.x).toLowerCase()) fail(`epoch ${e}'s published x differs from the proof's`);
@@ -1177,6 +1386,50 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
         if (String(rec[f]).toLowerCase() !== String(p[f]).toLowerCase()) fail(`epoch ${e}'s published ${f} differs from the proof's`);
       }
       return detail;
+    });
+
+    // PROTOCOL.md §10, "Timing": a version-2 epoch's games were fixed before y of epoch e − 1
+    // was stored, and within the bound its declared margin and rate allow. The commitment is
+    // the proof's (the one seed_e is over), checked against the epoch's public record; the
+    // neighbours' times come from their own public records, never from the proof.
+    await check("timing", async () => {
+      const ei = count(e, "vdfEpoch");
+      const c = committed();
+      const rec = await getEpoch();
+      const published = timingVersion(rec, `epoch ${ei}'s record`);
+      if (published !== (c ? 2 : 1)) {
+        fail(`the proof says version ${c ? 2 : 1} but epoch ${ei}'s record says version ${published}`);
+      }
+      if (!c) return checkTiming({ epoch: ei, timing: null });
+      const r = timingCommitment(rec, ei, rec.iterations, `epoch ${ei}'s record`);
+      const same = [
+        ["previous_epoch", c.previous, r.previous],
+        ["nonce", bytesToHex(c.nonce), bytesToHex(r.nonce)],
+        ["T", c.iterations, r.iterations],
+        ["opened_at_ms", c.opened_at_ms, r.opened_at_ms],
+        ["closed_at_ms", c.closed_at_ms, r.closed_at_ms],
+        ["security_margin", centi(c.margin_centi), centi(r.margin_centi)],
+        ["squarings_per_second", c.squarings_per_second, r.squarings_per_second],
+      ];
+      for (const [name, mine, theirs] of same) {
+        if (mine !== theirs) fail(`epoch ${ei}'s published ${name} (${theirs}) differs from the proof's (${mine})`);
+      }
+      let prior = null;
+      if (ei > 1) {
+        const before = await epochRecordOf(ei - 1);
+        if (typeof before.resolved_at_ms === "number") prior = before.resolved_at_ms;
+      }
+      let predecessor = null;
+      if (c.previous >= 1 && c.previous < ei) {
+        const pr = await epochRecordOf(c.previous);
+        if (typeof pr.closed_at_ms !== "number") fail(`epoch ${c.previous} (the predecessor) is not closed`);
+        if (pr.iterations === undefined || pr.iterations === null) fail(`epoch ${c.previous} (the predecessor) has no T`);
+        predecessor = {
+          closed_at_ms: count(pr.closed_at_ms, `epoch ${c.previous}'s closed_at_ms`),
+          iterations: parseIterations(pr.iterations),
+        };
+      }
+      return checkTiming({ epoch: ei, timing: c, predecessor, prior_resolved_at_ms: prior });
     });
   }
 

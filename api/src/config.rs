@@ -6,6 +6,9 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// --epoch-ms when not given: the interface's "about 5 seconds".
+pub const DEFAULT_EPOCH_MS: u64 = 5000;
+
 /// Options of `vrs serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeConfig {
@@ -25,14 +28,24 @@ pub struct ServeConfig {
     #[arg(long, env = "VRS_DATABASE_POOL_SIZE", default_value_t = 16,
           value_parser = clap::value_parser!(u16).range(2..=1000))]
     pub database_pool_size: u16,
-    /// Target epoch duration in milliseconds: T is calibrated so that one epoch's VDF and proof
-    /// take about this long, and an epoch stays open for bets at least this long.
-    #[arg(long, env = "VRS_EPOCH_MS", default_value_t = 5000,
-          value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
-    pub epoch_ms: u64,
-    /// Fixed number of sequential squarings per epoch (skips calibration).
+    /// How long each epoch takes games, in milliseconds (default 5000): T is calibrated so that
+    /// the timing rule allows windows this long at the security margin (docs/PROTOCOL.md §10).
+    #[arg(long, env = "VRS_EPOCH_MS",
+          value_parser = clap::value_parser!(u64).range(20..=3_600_000))]
+    pub epoch_ms: Option<u64>,
+    /// Fixed number of sequential squarings per epoch, instead of calibrating T for
+    /// --epoch-ms. Refused when it is too small for the --epoch-ms given: a bet set may stay
+    /// open only as long as T squarings take an adversary --security-margin times faster.
     #[arg(long, env = "VRS_ITERATIONS", value_parser = clap::value_parser!(u64).range(1..))]
     pub iterations: Option<u64>,
+    /// How much faster than this server's squarer an adversary (the operator included, with
+    /// any amount of parallel hardware) may be and still be unable to evaluate any bet set an
+    /// epoch could still take, as a number ≥ 1 with at most two decimals. Up to 1.8 one VDF
+    /// thread runs; above it ⌈1.1 × margin⌉ run side by side, each T about margin × epoch
+    /// (docs/PROTOCOL.md §10, "Timing"; the costs: docs/OPERATIONS.md).
+    #[arg(long, env = "VRS_SECURITY_MARGIN", default_value = crate::epoch::schedule::DEFAULT_MARGIN,
+          value_parser = crate::epoch::schedule::parse_margin)]
+    pub security_margin: u32,
     /// Group of the epoch VDF: rsa2048 (default), classgroup-1024 (class groups: no trusted
     /// setup, a fresh discriminant per epoch, chiavdf-compatible; classgroup-<bits> for other
     /// sizes), or test512 / test1024 (insecure RSA moduli, for tests). Also read from
@@ -45,16 +58,16 @@ pub struct ServeConfig {
     /// Largest bet amount accepted.
     #[arg(long, env = "VRS_MAX_BET", default_value = "10000.00", value_parser = parse_amount)]
     pub max_bet: Amount,
-    /// Threads serving HTTP and the store (default: all cores but the one the epoch VDF
-    /// occupies, at least one).
+    /// Threads serving HTTP and the store (default: all cores but those the epoch VDFs
+    /// occupy, at least one).
     #[arg(long, env = "VRS_HTTP_THREADS", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub http_threads: Option<u16>,
     /// Resolve bets that do not say `"instant"` from the precomputed pool (a body's
     /// `"instant": false` still takes the epoch path).
     #[arg(long, env = "VRS_INSTANT_BETS")]
     pub instant_bets: bool,
-    /// Threads computing pool entries on the leader (default: all cores but the one running
-    /// the epoch VDF; 0 turns the generator off).
+    /// Threads computing pool entries on the leader (default: all cores but those running the
+    /// epoch VDFs, at least one; 0 turns the generator off).
     #[arg(long, env = "VRS_POOL_THREADS")]
     pub pool_threads: Option<usize>,
     /// Batch backend the pool generator computes entries on: cpu, simd, gpu (feature `gpu`),
@@ -244,10 +257,23 @@ fn parse_amount(s: &str) -> Result<Amount, String> {
 impl ServeConfig {
     /// Async worker threads: the VDF keeps one core busy, and on a small machine one more
     /// worker than the cores left only adds context switches (measured: docs/PERFORMANCE.md).
+    /// --epoch-ms, or its default.
+    pub fn epoch_ms(&self) -> u64 {
+        self.epoch_ms.unwrap_or(DEFAULT_EPOCH_MS)
+    }
+
     pub fn http_threads(&self) -> usize {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         self.http_threads
-            .map_or(cores.saturating_sub(1).max(1), usize::from)
+            .map_or_else(|| self.cores_beside_vdf(), usize::from)
+    }
+
+    /// The cores the epoch VDFs leave (at least one).
+    fn cores_beside_vdf(&self) -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let lanes = crate::epoch::schedule::lanes(self.security_margin);
+        cores
+            .saturating_sub(usize::try_from(lanes).unwrap_or(usize::MAX))
+            .max(1)
     }
 
     /// The group id: --group, else VRS_MODULUS (its former name), else rsa2048.
@@ -259,10 +285,9 @@ impl ServeConfig {
     }
 
     pub fn pool(&self) -> crate::pool::PoolConfig {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         crate::pool::PoolConfig {
             iterations: self.pool_iterations,
-            threads: self.pool_threads.unwrap_or(cores.saturating_sub(1).max(1)),
+            threads: self.pool_threads.unwrap_or_else(|| self.cores_beside_vdf()),
             batch_size: self.pool_batch,
             low_water: self.pool_low_water.min(self.pool_depth),
             target_depth: self.pool_depth,
@@ -290,7 +315,7 @@ impl ServeConfig {
             chain_id: self.anchor_chain_id,
             confirmations: self.anchor_confirmations,
             replace_after: Duration::from_secs(self.anchor_replace_after),
-            poll: Duration::from_millis((self.epoch_ms / 5).clamp(200, 2000)),
+            poll: Duration::from_millis((self.epoch_ms() / 5).clamp(200, 2000)),
             to,
             max_fee: match self.anchor_max_fee_gwei {
                 g if !g.is_finite() || g < 0.0 => {

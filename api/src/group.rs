@@ -8,10 +8,23 @@ use anyhow::Context;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use vrs_engine::classgroup::{self, epoch as cg, Discriminant};
-use vrs_engine::epoch::{epoch_input, epoch_seed_bytes, genesis_output};
+use vrs_engine::epoch::{epoch_input, epoch_seed_bytes, epoch_seed_v2, genesis_output, Timing};
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle::Hash;
 use vrs_engine::vdf;
+
+/// How an epoch's seed is formed (docs/PROTOCOL.md §10): version 1 over y_{e−1}, the bets root
+/// and T; version 2 also over p(e), a nonce and the timing commitment.
+#[derive(Clone, Copy, Debug)]
+pub enum SeedRule<'a> {
+    V1 {
+        iterations: u64,
+    },
+    V2 {
+        nonce: &'a [u8; 32],
+        timing: &'a Timing,
+    },
+}
 
 /// An epoch chain's group.
 #[derive(Clone, Debug)]
@@ -58,14 +71,43 @@ impl Group {
         }
     }
 
-    /// seed_e: fails when `prev_y` is not an element of the group as stored.
-    pub fn epoch_seed(
+    /// seed_e by the epoch's version (`how`): fails when `prev_y` is not an element of the
+    /// group as stored.
+    pub fn seed_for(
         &self,
         e: u64,
         prev_y: &[u8],
         bets_root: &Hash,
-        t: u64,
+        how: &SeedRule<'_>,
     ) -> anyhow::Result<[u8; 32]> {
+        match how {
+            SeedRule::V1 { iterations } => self.epoch_seed(e, prev_y, bets_root, *iterations),
+            SeedRule::V2 { nonce, timing } => {
+                self.check_output(prev_y)?;
+                Ok(epoch_seed_v2(e, prev_y, bets_root, nonce, timing))
+            }
+        }
+    }
+
+    /// seed_e and x_e as stored, by the epoch's version.
+    pub fn input_for(
+        &self,
+        e: u64,
+        prev_y: &[u8],
+        bets_root: &Hash,
+        how: &SeedRule<'_>,
+    ) -> anyhow::Result<([u8; 32], Vec<u8>)> {
+        match how {
+            SeedRule::V1 { iterations } => self.epoch_input(e, prev_y, bets_root, *iterations),
+            SeedRule::V2 { .. } => {
+                let seed = self.seed_for(e, prev_y, bets_root, how)?;
+                Ok((seed, self.epoch_x(&seed)))
+            }
+        }
+    }
+
+    /// Refuses bytes that are not an output of this group as stored.
+    fn check_output(&self, prev_y: &[u8]) -> anyhow::Result<()> {
         match self {
             // Decoding refuses non-canonical bytes, so the seed is over the one encoding.
             Self::Rsa(m) => {
@@ -81,6 +123,19 @@ impl Group {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// seed_e of a version-1 epoch: fails when `prev_y` is not an element of the group as
+    /// stored.
+    pub fn epoch_seed(
+        &self,
+        e: u64,
+        prev_y: &[u8],
+        bets_root: &Hash,
+        t: u64,
+    ) -> anyhow::Result<[u8; 32]> {
+        self.check_output(prev_y)?;
         Ok(epoch_seed_bytes(e, prev_y, bets_root, t))
     }
 

@@ -64,9 +64,10 @@ pub async fn lookup(
         .with_context(|| format!("epoch {epoch_number} of game {game_id} is missing"))?;
     let group = Group::by_name(&epoch.modulus)
         .with_context(|| format!("epoch {} names group {}", epoch.number, epoch.modulus))?;
-    let chain_prev = previous_output(store, &group, epoch.number).await?;
+    let chain_prev = previous_output(store, &group, &epoch).await?;
     let leaves = store.epoch_leaves(epoch.number).await?;
-    let mut v = verify(&group, &game, &epoch, &chain_prev, &leaves);
+    let neighbours = Neighbours::load(store, &epoch).await?;
+    let mut v = verify(&group, &game, &epoch, &chain_prev, &leaves, &neighbours);
     attach(store, anchor, Subject::Epoch(epoch.number), &mut v).await?;
     Ok(Lookup::Resolved(Box::new(v)))
 }
@@ -83,14 +84,151 @@ pub(crate) fn check(checks: &mut Vec<Check>, name: &'static str, result: Result<
     });
 }
 
-/// Verifies `game` of `epoch`: `chain_prev` is y of the previous epoch as stored (or the
-/// genesis output), `leaves` the epoch's leaves in order.
+/// The records an epoch's `timing` step reads besides its own: its predecessor p(e) (none for
+/// p = 0) and epoch e − 1 (none for e = 1).
+#[derive(Debug, Default)]
+pub struct Neighbours {
+    pub predecessor: Option<EpochRecord>,
+    pub prior: Option<EpochRecord>,
+}
+
+impl Neighbours {
+    pub async fn load(store: &dyn Store, epoch: &EpochRecord) -> anyhow::Result<Self> {
+        let get = |n: u64| async move {
+            match n {
+                0 => Ok(None),
+                n => store.epoch(n).await,
+            }
+        };
+        Ok(Self {
+            predecessor: get(epoch.previous()).await?,
+            prior: get(epoch.number.saturating_sub(1)).await?,
+        })
+    }
+}
+
+/// What the `timing` step reads, however it was obtained: from the store, or from a server's
+/// public records (`vrs verify`, `vrs audit`).
+#[derive(Clone, Debug, Default)]
+pub struct TimingFacts {
+    pub epoch: u64,
+    /// The version-2 commitment of a closed epoch; None for version 1.
+    pub timing: Option<vrs_engine::epoch::Timing>,
+    /// T the VDF ran (the input's), where known.
+    pub ran_iterations: Option<u64>,
+    /// p(e)'s close and T, when p ≥ 1 and its record was found.
+    pub predecessor: Option<vrs_engine::timing::Predecessor>,
+    /// When y of epoch e − 1 was stored (its resolved_at_ms), where it is.
+    pub prior_resolved_at_ms: Option<i64>,
+    /// The least margin (hundredths) the verifier accepts; 0: the protocol's least, 1.
+    pub min_margin_centi: u32,
+}
+
+/// The `timing` step (docs/PROTOCOL.md §10, "Timing"): the epoch's games were fixed before y of
+/// epoch e − 1 was stored, and its window keeps the bound of its declared margin and rate.
+/// Version-1 epochs carry no timing commitment and pass, saying so.
+pub fn timing_step(f: &TimingFacts) -> Result<String, String> {
+    let e = f.epoch;
+    let Some(timing) = f.timing else {
+        return Ok(
+            "version 1: no timing commitment (an epoch from before the timing rule; \
+             docs/PROTOCOL.md §10 says what version 1 did not guarantee)"
+                .into(),
+        );
+    };
+    if timing.margin_centi < f.min_margin_centi {
+        return Err(format!(
+            "the epoch declares margin {}, below the {} this check requires",
+            vrs_engine::timing::centi(u64::from(timing.margin_centi)),
+            vrs_engine::timing::centi(u64::from(f.min_margin_centi))
+        ));
+    }
+    if let Some(ran) = f.ran_iterations {
+        if ran != timing.iterations {
+            return Err(format!(
+                "the VDF ran T = {ran} but the epoch committed to T = {} when it opened",
+                timing.iterations
+            ));
+        }
+    }
+    let closed = timing.closed_at_ms as i64;
+    let prior = match f.prior_resolved_at_ms {
+        Some(stored) if closed > stored => {
+            return Err(format!(
+                "closed at {closed} ms, after y of epoch {} was stored at {stored} ms: its games \
+                 could still change while that output was known",
+                e - 1
+            ))
+        }
+        Some(stored) => format!(
+            "closed {} ms before y of epoch {} was stored; ",
+            stored - closed,
+            e - 1
+        ),
+        None => String::new(),
+    };
+    let predecessor = match timing.previous {
+        0 => None,
+        p => Some(
+            f.predecessor
+                .ok_or_else(|| format!("epoch {p} (the predecessor) is missing or not closed"))?,
+        ),
+    };
+    vrs_engine::timing::check(e, &timing, predecessor).map(|d| format!("{prior}{d}"))
+}
+
+/// [`timing_step`] over stored records.
+pub fn timing_check(epoch: &EpochRecord, n: &Neighbours) -> Result<String, String> {
+    if epoch.plan.is_some() && epoch.closed_at_ms.is_none() {
+        return Err(format!("epoch {} is not closed", epoch.number));
+    }
+    timing_step(&TimingFacts {
+        epoch: epoch.number,
+        timing: epoch.timing(),
+        ran_iterations: epoch.input.as_ref().map(|i| i.iterations),
+        predecessor: n.predecessor.as_ref().and_then(|p| {
+            Some(vrs_engine::timing::Predecessor {
+                closed_at_ms: p.closed_at_ms?.max(0) as u64,
+                iterations: p.iterations()?,
+            })
+        }),
+        prior_resolved_at_ms: n
+            .prior
+            .as_ref()
+            .and_then(|p| p.output.as_ref())
+            .map(|o| o.resolved_at_ms),
+        min_margin_centi: 0,
+    })
+}
+
+/// The `timing` object of a verification's proof (docs/PROTOCOL.md §13).
+fn timing_json(epoch: &EpochRecord, n: &Neighbours) -> Value {
+    let plan = epoch.plan;
+    let pred = n.predecessor.as_ref().filter(|_| epoch.previous() > 0);
+    json!({
+        "version": epoch.version(),
+        "previous_epoch": epoch.previous(),
+        "nonce": epoch.nonce.map(hex::encode),
+        "opened_at_ms": epoch.opened_at_ms,
+        "closed_at_ms": epoch.closed_at_ms,
+        "security_margin": plan.map(|p| f64::from(p.margin_centi) / 100.0),
+        "squarings_per_second": plan.map(|p| p.squarings_per_second),
+        "deadline_ms": plan.map(|p| p.deadline_ms),
+        "previous_closed_at_ms": pred.and_then(|p| p.closed_at_ms),
+        "previous_iterations": pred.and_then(EpochRecord::iterations),
+        "prior_resolved_at_ms": n.prior.as_ref().and_then(|p| p.output.as_ref()).map(|o| o.resolved_at_ms),
+    })
+}
+
+/// Verifies `game` of `epoch`: `chain_prev` is y of its predecessor p(e) as stored (or the
+/// genesis output), `leaves` the epoch's leaves in order, `neighbours` what `timing` reads.
 pub fn verify(
     group: &Group,
     game: &GameRecord,
     epoch: &EpochRecord,
     chain_prev: &[u8],
     leaves: &[Vec<u8>],
+    neighbours: &Neighbours,
 ) -> Verification {
     let mut checks = Vec::new();
     let g = &game.new;
@@ -147,20 +285,19 @@ pub fn verify(
     });
 
     // 3. The input continues the chain: previous output, then x_e from the formula.
+    let p = epoch.previous();
+    let source = match p {
+        0 => "the genesis output y_0".to_owned(),
+        p => format!("y of epoch {p}"),
+    };
     check(&mut checks, "epoch_chain", {
         if prev_y.as_slice() == chain_prev {
-            Ok(format!(
-                "previous output is y of epoch {}",
-                e.saturating_sub(1)
-            ))
+            Ok(format!("previous output is {source}"))
         } else {
-            Err(format!(
-                "previous output differs from y of epoch {}",
-                e.saturating_sub(1)
-            ))
+            Err(format!("previous output differs from {source}"))
         }
     });
-    let seed = group.epoch_seed(e, prev_y, &bets_root, t);
+    let seed = crate::epoch::epoch_input_of(group, epoch, prev_y, &bets_root, t).map(|(s, _)| s);
     // A class group's discriminant D_e follows from the seed (None for RSA groups).
     let discriminant = seed
         .as_ref()
@@ -170,19 +307,22 @@ pub fn verify(
     check(&mut checks, "epoch_input", {
         match &seed {
             Ok(seed) => {
+                let fields = match epoch.version() {
+                    1 => "e ‖ y_{e−1} ‖ bets_root ‖ T",
+                    _ => "e ‖ p ‖ y_p ‖ bets_root ‖ nonce ‖ T ‖ opened ‖ closed ‖ margin ‖ rate",
+                };
                 let rule = match group {
-                    Group::Rsa(_) => "x = hash_to_group(SHA-256(tag ‖ e ‖ y_prev ‖ bets_root ‖ T))",
-                    Group::Class { .. } => {
-                        "x = the generator of D_e = create_discriminant(SHA-256(tag ‖ e ‖ y_prev \
-                         ‖ bets_root ‖ T))"
-                    }
+                    Group::Rsa(_) => format!("x = hash_to_group(SHA-256(tag ‖ {fields}))"),
+                    Group::Class { .. } => format!(
+                        "x = the generator of D_e = create_discriminant(SHA-256(tag ‖ {fields}))"
+                    ),
                 };
                 match &discriminant {
                     Some(Err(err)) => Err(err.clone()),
-                    _ if group.epoch_x(seed) == *x_bytes => Ok(rule.into()),
-                    _ => {
-                        Err("x does not follow from epoch, previous output, bets root and T".into())
-                    }
+                    _ if group.epoch_x(seed) == *x_bytes => Ok(rule),
+                    _ => Err(format!(
+                        "x does not follow from the epoch's committed fields ({fields})"
+                    )),
                 }
             }
             Err(err) => Err(format!("{err:#}")),
@@ -199,7 +339,10 @@ pub fn verify(
         }
     });
 
-    // 5. rngValue, dice and payout recomputed from y.
+    // 5. The epoch's games were fixed in time: before y_{e−1} existed, within the bound.
+    check(&mut checks, "timing", timing_check(epoch, neighbours));
+
+    // 6. rngValue, dice and payout recomputed from y.
     let (stored, derived) = outcome_checks(&mut checks, y_bytes, game);
 
     let verified = checks.iter().all(|c| c.passed);
@@ -224,6 +367,7 @@ pub fn verify(
                 .map(|(i, v)| json!({"iteration": i, "value": hex::encode(v)}))
                 .collect::<Vec<_>>()).unwrap_or_default(),
             "bet": bet_json(game),
+            "timing": timing_json(epoch, neighbours),
     });
     // The group's own description: N for an RSA group, D_e (chiavdf's string) for a class group.
     match (group, &discriminant) {
@@ -466,6 +610,21 @@ fn replay_steps(
     let input = epoch.input.as_ref();
     let output = epoch.output.as_ref();
     let y_hex = output.map(|o| hex::encode(&o.y)).unwrap_or_default();
+    let fields = match epoch.version() {
+        1 => "epoch ‖ previous output ‖ bets root ‖ T",
+        _ => "epoch ‖ p ‖ y_p ‖ bets root ‖ nonce ‖ T ‖ opened ‖ closed ‖ margin ‖ rate",
+    };
+    let description = if epoch.modulus.starts_with(GROUP_PREFIX) {
+        format!(
+            "seed = SHA-256(tag ‖ {fields}); D = create_discriminant(seed); x = the generator \
+             of D; y = x^(2^T) in the class group of D with a Wesolowski proof (π, ℓ = B)"
+        )
+    } else {
+        format!(
+            "x = hash_to_group(SHA-256(tag ‖ {fields})); y = x^(2^T) with a Wesolowski proof \
+             (π, ℓ)"
+        )
+    };
     let mut steps = vec![
         json!({
             "step": 1,
@@ -486,15 +645,10 @@ fn replay_steps(
         json!({
             "step": 2,
             "action": "vdf_epoch_published",
-            "description": if epoch.modulus.starts_with(GROUP_PREFIX) {
-                "seed = SHA-256(tag ‖ epoch ‖ previous output ‖ bets root ‖ T); D = \
-                 create_discriminant(seed); x = the generator of D; y = x^(2^T) in the class \
-                 group of D with a Wesolowski proof (π, ℓ = B)"
-            } else {
-                "x = hash_to_group(SHA-256(tag ‖ epoch ‖ previous output ‖ bets root ‖ T)); \
-                 y = x^(2^T) with a Wesolowski proof (π, ℓ)"
-            },
+            "description": description,
             "epoch": epoch.number,
+            "version": epoch.version(),
+            "previous_epoch": epoch.previous(),
             "modulus": epoch.modulus,
             "iterations": input.map(|i| i.iterations),
             "previous_output": input.map(|i| hex::encode(&i.prev_y)),

@@ -8,6 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import * as v from "../../api/assets/vrs-verify.mjs";
 import * as cg from "../../api/assets/vrs-classgroup.mjs";
@@ -470,8 +471,10 @@ test("a class-group epoch (1024 bits, T = 1000, proved by chiavdf) verifies end 
   assert.equal(r.verified, true);
   assert.deepEqual(
     r.steps.map((s) => s.name),
-    ["bet_leaf", "merkle_inclusion", "bets_root", "epoch_chain", "epoch_input", "vdf_proof", "rng_value", "dice", "payout"],
+    ["bet_leaf", "merkle_inclusion", "bets_root", "epoch_chain", "epoch_input", "vdf_proof", "timing", "rng_value", "dice", "payout"],
   );
+  // A proof without `timing` (a server from before the timing rule) is a version-1 epoch.
+  assert.match(r.steps.find((s) => s.name === "timing").detail, /^version 1: no timing commitment/);
   assert.equal(r.modulus_bits, 1024);
   assert.equal(r.class_group, true);
   assert.match(r.steps.find((s) => s.name === "vdf_proof").detail, /T = 1000/);
@@ -506,8 +509,352 @@ test("a class-group epoch with a changed y, π, ℓ, T, discriminant or x fails 
   assert.match(failed.epoch_chain, /genesis/);
   failed = await failedSteps({ modulus: "classgroup-1004" });
   assert.match(failed.epoch_input, /multiple of 8/);
-  // The instant-bet pool runs in RSA groups only.
-  failed = await failedSteps({ pool_served: true });
+  // The instant-bet pool runs in RSA groups only; a pool-served game has no timing step.
+  const pooled = await verifyClassGroupGame({ pool_served: true });
+  failed = Object.fromEntries(pooled.steps.filter((s) => !s.passed).map((s) => [s.name, s.detail]));
   assert.match(failed.pool_entry_input, /RSA group/);
   assert.match(failed.vdf_proof, /RSA group/);
+  assert.ok(!pooled.steps.some((s) => s.name === "timing"));
+});
+
+// ---------------------------------------------------------------------------------------------
+// Version-2 epochs (PROTOCOL.md §10, "Timing"): the seed over the committed timing, and the
+// timing rule
+// ---------------------------------------------------------------------------------------------
+
+/** The version-2 seed written out here byte by byte with node:crypto, independently of
+ *  vrs-verify.mjs's helpers. */
+function seedV2Reference({ e, p, prevY, betsRoot, nonce, t, opened, closed, marginCenti, rate }) {
+  const be = (v, n) => {
+    const b = Buffer.alloc(n);
+    let x = BigInt(v);
+    for (let i = n - 1; i >= 0; i--) {
+      b[i] = Number(x & 0xffn);
+      x >>= 8n;
+    }
+    return b;
+  };
+  const tag = Buffer.from("vrs/v2/epoch-input", "ascii");
+  return createHash("sha256")
+    .update(Buffer.from([tag.length]))
+    .update(tag)
+    .update(be(e, 8))
+    .update(be(p, 8))
+    .update(Buffer.from(prevY))
+    .update(Buffer.from(betsRoot))
+    .update(Buffer.from(nonce))
+    .update(be(t, 8))
+    .update(be(opened, 8))
+    .update(be(closed, 8))
+    .update(be(marginCenti, 4))
+    .update(be(rate, 8))
+    .digest("hex");
+}
+
+test("version-2 epoch seed: the byte layout of PROTOCOL.md §10", async () => {
+  const f = {
+    e: 5,
+    p: 4,
+    prevY: new Uint8Array(64).fill(3),
+    betsRoot: new Uint8Array(32).fill(1),
+    nonce: new Uint8Array(32).fill(2),
+    t: 1000,
+    opened: 10,
+    closed: 20,
+    marginCenti: 150,
+    rate: 7,
+  };
+  const seedOf = (g) => v.epochSeedV2(g.e, g.p, g.prevY, g.betsRoot, g.nonce, g.t, g.opened, g.closed, g.marginCenti, g.rate);
+  const expected = seedV2Reference(f);
+  // 18 = len("vrs/v2/epoch-input"): the tag's length byte.
+  assert.equal("vrs/v2/epoch-input".length, 18);
+  assert.equal(v.bytesToHex(await seedOf(f)), expected);
+  // Large values use all their bytes (u64 times, u32 margin).
+  const big = { ...f, e: 2 ** 40 + 3, p: 2 ** 33, t: 2n ** 63n + 5n, opened: 1_700_000_000_123, closed: 1_700_000_004_567, marginCenti: 0xfffffffe, rate: 3_000_000 };
+  assert.equal(v.bytesToHex(await seedOf(big)), seedV2Reference(big));
+  // Every field changes it, and it is not the version-1 seed.
+  for (const [k, changed] of [["e", 6], ["p", 3], ["t", 1001], ["opened", 11], ["closed", 21], ["marginCenti", 151], ["rate", 8], ["nonce", new Uint8Array(32).fill(9)], ["betsRoot", new Uint8Array(32).fill(9)], ["prevY", new Uint8Array(64).fill(4)]]) {
+    assert.notEqual(v.bytesToHex(await seedOf({ ...f, [k]: changed })), expected, k);
+  }
+  assert.notEqual(v.bytesToHex(await v.epochSeed(5, f.prevY, f.betsRoot, 1000n)), expected);
+  await assert.rejects(seedOf({ ...f, nonce: new Uint8Array(31) }), /32 bytes/);
+  // The margin in hundredths, as the server rounds it.
+  assert.equal(v.marginCenti(1.5), 150);
+  assert.equal(v.marginCenti(1.15), 115);
+  assert.equal(v.marginCenti(2), 200);
+  assert.throws(() => v.marginCenti(null), /not a number/);
+  assert.equal(v.centi(150), "1.5");
+  assert.equal(v.centi(200), "2");
+  assert.equal(v.centi(125), "1.25");
+  assert.equal(v.centi(105), "1.05");
+});
+
+test("the timing rule at the exact millisecond, in integers (checkTiming)", () => {
+  // D = 150 · 3·10^6, a(T) = 7·10^5 · 10^5 / D = 155.55… ms: the bound is 155.
+  const timing = { previous: 0, iterations: 700000n, opened_at_ms: 0, closed_at_ms: 155, margin_centi: 150, squarings_per_second: 3000000 };
+  const ok = v.checkTiming({ epoch: 1, timing, predecessor: null, prior_resolved_at_ms: null });
+  assert.match(ok, /^window of 155 ms closed 0 ms before its bound: an adversary 1\.5× as fast as 3000000 squarings\/s needs 156 ms for T = 700000/);
+  assert.throws(
+    () => v.checkTiming({ epoch: 1, timing: { ...timing, closed_at_ms: 156 } }),
+    (e) => e instanceof v.CheckFailed && /window of 156 ms closed at 156 ms, after its bound 155 ms: at margin 1\.5 and 3000000 squarings\/s/.test(e.message),
+  );
+
+  // PROTOCOL.md's example (engine/src/timing.rs): margin 2, R = 10^6, T = 10^6, a(T) = 500 ms.
+  const base = { previous: 4, iterations: 1000000n, opened_at_ms: 9400, closed_at_ms: 10000, margin_centi: 200, squarings_per_second: 1000000 };
+  const pred = { closed_at_ms: 9000, iterations: 1000000n };
+  // Through p: y_p is no earlier than 9 500, so e may close up to 10 000 (a window of 600 ms).
+  assert.match(v.checkTiming({ epoch: 5, timing: base, predecessor: pred }), /window of 600 ms closed 0 ms before its bound/);
+  assert.throws(() => v.checkTiming({ epoch: 5, timing: { ...base, closed_at_ms: 10001 }, predecessor: pred }), /after its bound 10000 ms/);
+  // A predecessor that closed long before: the window alone (9 400 + 500).
+  assert.throws(() => v.checkTiming({ epoch: 5, timing: base, predecessor: { closed_at_ms: 1000, iterations: 1000000n } }), /after its bound 9900 ms/);
+  // From the genesis (p = 0): the window alone.
+  assert.match(v.checkTiming({ epoch: 1, timing: { ...base, previous: 0, opened_at_ms: 10000, closed_at_ms: 10500 } }), /closed 0 ms before/);
+  assert.throws(() => v.checkTiming({ epoch: 1, timing: { ...base, previous: 0, opened_at_ms: 10000, closed_at_ms: 10501 } }), /after its bound 10500 ms/);
+
+  // Epoch e − 1's output: the games must be fixed before it was stored.
+  assert.match(v.checkTiming({ epoch: 5, timing: base, predecessor: pred, prior_resolved_at_ms: 10000 }), /^closed 0 ms before y of epoch 4 was stored; window/);
+  assert.throws(
+    () => v.checkTiming({ epoch: 5, timing: base, predecessor: pred, prior_resolved_at_ms: 9999 }),
+    /closed at 10000 ms, after y of epoch 4 was stored at 9999 ms/,
+  );
+
+  // Malformed commitments.
+  const bad = (changes, facts, pattern) =>
+    assert.throws(() => v.checkTiming({ epoch: 5, predecessor: pred, ...facts, timing: { ...base, ...changes } }), pattern);
+  bad({ margin_centi: 99 }, {}, /margin 0\.99 is below 1/);
+  bad({ squarings_per_second: 0 }, {}, /rate and T must be positive/);
+  bad({ iterations: 0n }, {}, /rate and T must be positive/);
+  bad({ previous: 5 }, {}, /taken from epoch 5, not one before epoch 5/);
+  bad({ closed_at_ms: 9300 }, {}, /before it opened/);
+  bad({}, { predecessor: null }, /epoch 4 \(the predecessor\) is missing/);
+  bad({}, { predecessor: { closed_at_ms: 9401, iterations: 1n } }, /epoch 4 closed at 9401 ms, after this epoch opened at 9400 ms/);
+
+  // Version 1: nothing committed, nothing to check.
+  assert.equal(v.checkTiming({ epoch: 7, timing: null }), "version 1: no timing commitment (an epoch from before the timing rule)");
+});
+
+// A test512 RSA epoch built here end to end (seed, x, y = x^(2^T), ℓ, π) so that verifyGame
+// can run on canned responses: epoch e over one bet, its predecessor p's record, and epoch
+// e − 1's record.
+const N512 = v.modulusFromId("test512");
+const BET = { ...CLASS_GROUP_EPOCH.bet, game_id: "fedcba9876543210fedcba9876543210", player_seed: "timing" };
+const NONCE = "5a".repeat(32);
+
+async function rsaEpochGame(o = {}) {
+  const e = o.e ?? 5;
+  const version = o.version ?? 2;
+  const previous = o.previous ?? (version === 1 ? e - 1 : 3);
+  const T = o.T ?? 300;
+  const tm = {
+    opened: 1_100_000,
+    closed: 1_300_000,
+    margin: 1.5,
+    rate: 2,
+    nonce: NONCE,
+    predecessorClosed: 1_000_000,
+    predecessorT: 600,
+    priorResolved: 1_400_000,
+    ...o.timing,
+  };
+  const k = v.byteLength(N512);
+  const hex = (x) => v.bytesToHex(v.bigIntToBytes(x, k));
+  const leaf = v.betLeaf(BET);
+  const leafHash = await v.leafHash(leaf);
+  const betsRoot = leafHash; // a tree of one leaf
+  const yOf = async (n) => hex(await v.hashToGroup(await v.sha256(v.u64(n)), N512));
+  const prevY = previous === 0 ? v.bytesToHex(await v.genesisOutput("test512", N512)) : await yOf(previous);
+  const seed =
+    version === 1
+      ? await v.epochSeed(e, unhex(prevY), betsRoot, BigInt(T))
+      : await v.epochSeedV2(e, previous, unhex(prevY), betsRoot, unhex(tm.nonce), T, tm.opened, tm.closed, v.marginCenti(tm.margin), tm.rate);
+  const x = await v.hashToGroup(seed, N512);
+  let y = x;
+  for (let i = 0; i < T; i++) y = (y * y) % N512;
+  y = v.canon(y, N512);
+  const l = await v.hashToPrime(N512, x, y, BigInt(T));
+  const pi = v.canon(v.modPow(x, (1n << BigInt(T)) / l, N512), N512);
+  const timing =
+    version === 1
+      ? { version: 1, previous_epoch: e - 1, nonce: null, opened_at_ms: tm.opened, closed_at_ms: tm.closed, security_margin: null, squarings_per_second: null, deadline_ms: null }
+      : {
+          version: 2,
+          previous_epoch: previous,
+          nonce: tm.nonce,
+          opened_at_ms: tm.opened,
+          closed_at_ms: tm.closed,
+          security_margin: tm.margin,
+          squarings_per_second: tm.rate,
+          deadline_ms: tm.opened + 100_000,
+        };
+  Object.assign(timing, {
+    previous_closed_at_ms: previous >= 1 ? tm.predecessorClosed : null,
+    previous_iterations: previous >= 1 ? tm.predecessorT : null,
+    prior_resolved_at_ms: e > 1 ? tm.priorResolved : null,
+  });
+  const proof = {
+    modulus: "test512",
+    iterations: T,
+    x: hex(x),
+    y: hex(y),
+    pi: hex(pi),
+    l: v.bytesToHex(v.bigIntToBytes(l, 32)),
+    epoch_seed: v.bytesToHex(seed),
+    previous_output: prevY,
+    bets_root: v.bytesToHex(betsRoot),
+    leaf: v.bytesToHex(leaf),
+    leaf_hash: v.bytesToHex(leafHash),
+    leaf_index: 0,
+    bet_count: 1,
+    audit_path: [],
+    vdfEpoch: e,
+    bet: BET,
+    timing,
+  };
+  if (o.noTiming) delete proof.timing;
+  const rng = await v.rngValue(unhex(proof.y), BET.game_id, BET.player_seed);
+  const dice = (await v.rollDice(rng, 2)).dice;
+  const s = v.settle(BET, dice);
+  proof.rngValue = v.bytesToHex(rng);
+  const body = {
+    proof,
+    verified: true,
+    replay_steps: [
+      { action: "randomness_derived", rngValue: proof.rngValue },
+      { action: "dice_rolled", dice },
+      { action: "bet_evaluated", won: s.won, payout: s.payout, total: dice[0] + dice[1] },
+    ],
+  };
+  // The public records: e's own, its predecessor's and e − 1's.
+  const records = {};
+  const other = async (n) => ({ epoch: n, status: "resolved", modulus: "test512", y: await yOf(n), iterations: 1000, closed_at_ms: 900_000, resolved_at_ms: 950_000, version: 2 });
+  if (e > 1) records[e - 1] = { ...(await other(e - 1)), resolved_at_ms: tm.priorResolved };
+  if (previous >= 1) records[previous] = { ...(records[previous] ?? (await other(previous))), closed_at_ms: tm.predecessorClosed, iterations: tm.predecessorT };
+  records[e] = {
+    epoch: e,
+    status: "resolved",
+    modulus: "test512",
+    iterations: T,
+    bets_root: proof.bets_root,
+    bet_count: 1,
+    leaf_hashes: [proof.leaf_hash],
+    previous_output: prevY,
+    x: proof.x,
+    y: proof.y,
+    pi: proof.pi,
+    l: proof.l,
+    version,
+    previous_epoch: previous,
+    nonce: timing.nonce,
+    opened_at_ms: tm.opened,
+    closed_at_ms: tm.closed,
+    security_margin: timing.security_margin,
+    squarings_per_second: timing.squarings_per_second,
+    deadline_ms: timing.deadline_ms,
+    resolved_at_ms: tm.closed + 50,
+  };
+  if (o.record) Object.assign(records[e], o.record);
+  if (o.proof) Object.assign(proof, o.proof);
+  if (o.proofTiming) Object.assign(proof.timing, o.proofTiming);
+  const fetched = [];
+  const fetch = async (url) => {
+    fetched.push(url);
+    const m = /\/api\/v1\/epochs\/([0-9]+)$/.exec(url);
+    const rec = m ? records[Number(m[1])] : undefined;
+    return { status: rec ? 200 : 404, text: async () => JSON.stringify(rec ?? { error: "not found" }) };
+  };
+  const run = await v.verifyGame("", BET.game_id, null, { body, fetch });
+  const failed = Object.fromEntries(run.steps.filter((s) => !s.passed).map((s) => [s.name, s.detail]));
+  const detail = (name) => run.steps.find((s) => s.name === name)?.detail;
+  return { run, failed, detail, fetched };
+}
+
+test("a version-2 RSA epoch verifies end to end, its timing step after vdf_proof", async () => {
+  const { run, failed, detail, fetched } = await rsaEpochGame();
+  assert.deepEqual(failed, {});
+  assert.equal(run.verified, true);
+  assert.deepEqual(
+    run.steps.map((s) => s.name),
+    ["bet_leaf", "merkle_inclusion", "bets_root", "epoch_chain", "epoch_input", "vdf_proof", "timing", "rng_value", "dice", "payout"],
+  );
+  // p = 3: the chain goes to epoch 3, not 4.
+  assert.equal(detail("epoch_chain"), "the previous output is y of epoch 3");
+  assert.match(detail("epoch_input"), /^x = hash_to_group\(SHA-256\(tag ‖ 5 ‖ 3 ‖ y_p ‖ bets_root ‖ nonce ‖ 300 ‖ 1100000 ‖ 1300000 ‖ 150 ‖ 2\)\)$/);
+  // D = 150 · 2: start = max(1.1e6 · D, 1e6 · D + 600 · K) = 1.2e6 · D; bound = 1.3e6 ms.
+  assert.equal(
+    detail("timing"),
+    "closed 100000 ms before y of epoch 4 was stored; window of 200000 ms closed 0 ms before its bound: an adversary 1.5× as fast as 2 squarings/s needs 100000 ms for T = 300 (effective margin 1.5)",
+  );
+  for (const n of [3, 4, 5]) assert.ok(fetched.includes(`/api/v1/epochs/${n}`), `epoch ${n} fetched`);
+  assert.equal(new Set(fetched).size, fetched.length, "each record fetched once");
+});
+
+test("a version-2 epoch closed one millisecond past its bound fails timing, and only timing", async () => {
+  const { run, failed } = await rsaEpochGame({ timing: { closed: 1_300_001 } });
+  assert.equal(run.verified, false);
+  assert.deepEqual(Object.keys(failed), ["timing"]);
+  assert.match(failed.timing, /^window of 200001 ms closed at 1300001 ms, after its bound 1300000 ms: at margin 1\.5 and 2 squarings\/s, T = 300 allows 100000 ms/);
+  assert.equal(run.failed_step, "timing");
+});
+
+test("a version-2 epoch closed after epoch e − 1's output was stored fails timing", async () => {
+  const { run, failed } = await rsaEpochGame({ timing: { closed: 1_260_000, priorResolved: 1_250_000 } });
+  assert.equal(run.verified, false);
+  assert.deepEqual(Object.keys(failed), ["timing"]);
+  assert.match(failed.timing, /^closed at 1260000 ms, after y of epoch 4 was stored at 1250000 ms/);
+});
+
+test("a version-2 epoch from the genesis (p = 0) and a predecessor that closed after e opened", async () => {
+  let g = await rsaEpochGame({ e: 2, previous: 0, timing: { opened: 0, closed: 100_000 } });
+  assert.deepEqual(g.failed, {});
+  assert.equal(g.detail("epoch_chain"), "the previous output is the genesis output y_0 of test512");
+  assert.match(g.detail("timing"), /window of 100000 ms closed 0 ms before its bound/);
+  g = await rsaEpochGame({ e: 2, previous: 0, timing: { opened: 0, closed: 100_001 } });
+  assert.deepEqual(Object.keys(g.failed), ["timing"]);
+  g = await rsaEpochGame({ timing: { predecessorClosed: 1_100_001 } });
+  assert.deepEqual(Object.keys(g.failed), ["timing"]);
+  assert.match(g.failed.timing, /epoch 3 closed at 1100001 ms, after this epoch opened at 1100000 ms/);
+});
+
+test("a version-2 commitment that differs between the proof and the epoch's record fails", async () => {
+  // The record says another margin: the proof's commitment is not the published one.
+  let g = await rsaEpochGame({ record: { security_margin: 2 } });
+  assert.deepEqual(Object.keys(g.failed), ["timing"]);
+  assert.match(g.failed.timing, /published security_margin \(2\) differs from the proof's \(1\.5\)/);
+  g = await rsaEpochGame({ record: { closed_at_ms: 1_299_000 } });
+  assert.match(g.failed.timing, /published closed_at_ms/);
+  g = await rsaEpochGame({ record: { version: 1 } });
+  assert.match(g.failed.timing, /the proof says version 2 but epoch 5's record says version 1/);
+  // A proof whose timing is changed after the fact: seed_e moves, so x no longer follows.
+  g = await rsaEpochGame({ proofTiming: { closed_at_ms: 1_299_999 }, record: { closed_at_ms: 1_299_999 } });
+  assert.deepEqual(Object.keys(g.failed), ["epoch_input"]);
+  assert.match(g.failed.epoch_input, /^epoch_seed is not SHA-256\(tag ‖ e ‖ p ‖ y_p ‖ bets_root ‖ nonce ‖ T ‖ opened ‖ closed ‖ margin ‖ rate\)$/);
+  g = await rsaEpochGame({ proofTiming: { closed_at_ms: 1_299_999 }, record: { closed_at_ms: 1_299_999 }, proof: { epoch_seed: undefined } });
+  assert.match(g.failed.epoch_input, /x does not follow from the epoch, its predecessor, previous output, bets root, nonce, T and timing/);
+  g = await rsaEpochGame({ proofTiming: { nonce: "5b".repeat(32) } });
+  assert.ok(g.failed.epoch_input);
+  assert.match(g.failed.timing, /published nonce/);
+  // A predecessor that is not the record's, or not before e.
+  g = await rsaEpochGame({ record: { previous_epoch: 4 } });
+  assert.match(g.failed.epoch_chain, /published predecessor is epoch 4, not the proof's 3/);
+  g = await rsaEpochGame({ proofTiming: { previous_epoch: 5 } });
+  assert.match(g.failed.epoch_chain, /taken from epoch 5, not one before epoch 5/);
+  assert.match(g.failed.timing, /taken from epoch 5|published previous_epoch/);
+  // A version-2 proof without its nonce cannot give seed_e.
+  g = await rsaEpochGame({ proofTiming: { nonce: null } });
+  assert.match(g.failed.epoch_input, /timing\.nonce is missing/);
+  assert.match(g.failed.timing, /timing\.nonce is missing/);
+});
+
+test("a version-1 epoch verifies as before, its timing step saying so", async () => {
+  for (const noTiming of [false, true]) {
+    const { run, failed, detail } = await rsaEpochGame({ version: 1, noTiming });
+    assert.deepEqual(failed, {}, `noTiming ${noTiming}`);
+    assert.equal(run.verified, true);
+    assert.equal(detail("timing"), "version 1: no timing commitment (an epoch from before the timing rule)");
+    assert.equal(detail("epoch_chain"), "the previous output is y of epoch 4");
+    assert.match(detail("epoch_input"), /^x = hash_to_group\(SHA-256\(tag ‖ 5 ‖ y_prev ‖ bets_root ‖ 300\)\)$/);
+  }
+  // Version 1 takes y of e − 1; a proof naming another predecessor is refused.
+  const { failed } = await rsaEpochGame({ version: 1, proofTiming: { previous_epoch: 3 } });
+  assert.match(failed.epoch_chain, /version-1 epoch 5 takes y of epoch 4/);
 });

@@ -1,6 +1,7 @@
 //! `vrs audit --server URL --from E1 --to E2`: checks a range of epochs from a server's public
-//! API without trusting it: the chain (each input's previous output is the previous epoch's
-//! y), each input x from its formula, each bets root from the published leaf hashes, and every
+//! API without trusting it: the chain (each input's previous output is y of its predecessor),
+//! each input x from its formula, each bets root from the published leaf hashes, each epoch's
+//! timing (docs/PROTOCOL.md §10: fixed before y of e − 1 existed, within its bound), and every
 //! Wesolowski proof, in one batch on the fastest batch backend (all cores, or a GPU); then the
 //! anchors: each epoch's kind-1 anchor leaf recomputed from its published fields and folded up
 //! to its anchor batch's root, and with `--rpc` each batch's transaction read back from a node
@@ -9,8 +10,9 @@
 use super::progress;
 use super::verify::anchor::Rpc;
 use super::verify::anchor::{check_inclusion, check_transaction, epoch_leaf, Claim};
-use super::verify::{Fetch, Http, Verdict};
-use crate::group::Group;
+use super::verify::{Fetch, Http, Options, Verdict};
+use crate::group::{Group, SeedRule};
+use crate::verify::{timing_step, TimingFacts};
 use anyhow::{bail, Context};
 use clap::Args;
 use num_bigint::BigUint;
@@ -20,8 +22,10 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use vrs_engine::batch::{self, BatchBackend, VerifyItem};
+use vrs_engine::epoch::Timing;
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle::{self, Hash};
+use vrs_engine::timing::{check_anchor_time, Predecessor};
 use vrs_engine::vdf::Proof;
 
 #[derive(Debug, Args)]
@@ -43,6 +47,8 @@ pub struct AuditArgs {
     pub rpc: Option<String>,
     #[command(flatten)]
     pub group: super::verify::GroupArg,
+    #[command(flatten)]
+    pub margin: super::verify::MarginArg,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -96,10 +102,17 @@ pub(crate) struct AnchorSummary {
 }
 
 /// What one epoch published, decoded enough to check.
+#[derive(Clone)]
 struct Epoch {
     number: u64,
     modulus: String,
     iterations: u64,
+    /// p(e) (e − 1 for version 1).
+    previous_epoch: u64,
+    /// The version-2 commitment (None: version 1).
+    committed: Option<(Timing, [u8; 32])>,
+    closed_at_ms: Option<u64>,
+    resolved_at_ms: Option<i64>,
     previous_output: Vec<u8>,
     bets_root: Hash,
     bet_count: u64,
@@ -125,10 +138,13 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
     let (summary, backend) = audit(
         &http,
         &server,
-        args.from,
-        args.to,
-        &args.group.group,
-        args.rpc.as_deref(),
+        (args.from, args.to),
+        &Options {
+            group: &args.group.group,
+            rpc: args.rpc.as_deref(),
+            require_anchor: false,
+            min_margin_centi: args.margin.min_margin,
+        },
         &fastest,
     )?;
     if args.json {
@@ -149,7 +165,9 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
             println!("FAIL epoch {} {}: {}", f.epoch, f.check, f.detail);
         }
         if summary.verified {
-            println!("verified: chain, inputs, bets roots, proofs and anchors of every epoch");
+            println!(
+                "verified: chain, inputs, bets roots, timing, proofs and anchors of every epoch"
+            );
         } else {
             println!("NOT verified: {} failed checks", summary.failures.len());
         }
@@ -180,28 +198,36 @@ fn fetch_epoch(fetch: &dyn Fetch, server: &str, n: u64) -> anyhow::Result<Epoch>
 pub(crate) fn audit(
     fetch: &dyn Fetch,
     server: &str,
-    from: u64,
-    to: u64,
-    group: &str,
-    rpc: Option<&str>,
+    (from, to): (u64, u64),
+    options: &Options<'_>,
     open: &dyn Fn(&Modulus) -> anyhow::Result<Box<dyn BatchBackend>>,
 ) -> anyhow::Result<(Summary, &'static str)> {
+    let Options {
+        group,
+        rpc,
+        min_margin_centi,
+        ..
+    } = *options;
     if from == 0 || to < from {
         bail!("--from must be at least 1 and --to at least --from");
     }
     let count = to - from + 1;
     let bar = progress::bar(count, "fetching epochs");
     let mut epochs = Vec::new();
-    // The epoch before the range, for the first chain link (none before epoch 1).
-    let before = match from {
-        1 => None,
-        n => Some(fetch_epoch(fetch, server, n - 1)?),
-    };
     for n in from..=to {
         epochs.push(fetch_epoch(fetch, server, n)?);
         bar.inc(1);
     }
     bar.finish_and_clear();
+    // Epochs before the range that the range's chain links and timing read (p(e), e − 1).
+    let mut known: BTreeMap<u64, Epoch> = epochs.iter().map(|e| (e.number, e.clone())).collect();
+    for e in &epochs {
+        for n in [e.previous_epoch, e.number - 1] {
+            if n >= 1 && !known.contains_key(&n) {
+                known.insert(n, fetch_epoch(fetch, server, n)?);
+            }
+        }
+    }
 
     // The group is the auditor's choice, never the server's: a modulus the server picked (one
     // it can factor) would let it forge every proof. Epochs naming another group fail.
@@ -219,7 +245,6 @@ pub(crate) fn audit(
     let mut item_epochs = Vec::new();
     // Class-group epochs: (epoch, seed_e) to verify one by one on rayon.
     let mut class_items = Vec::new();
-    let mut prev_y: Option<Vec<u8>> = before.map(|e| e.y);
     for e in &epochs {
         if !e.modulus.eq_ignore_ascii_case(&group_id) {
             fail(
@@ -233,19 +258,34 @@ pub(crate) fn audit(
             );
             continue;
         }
-        let expected_prev = match e.number {
-            1 => Some(group.genesis_output()),
-            _ => prev_y.clone(),
+        let p = e.previous_epoch;
+        let expected_prev = match p {
+            0 => Some(group.genesis_output()),
+            p => known.get(&p).map(|r| r.y.clone()),
         };
-        if expected_prev.as_deref() != Some(e.previous_output.as_slice()) {
-            // e.number ≥ 1: fetch_epoch holds it to the number asked for.
+        if p >= e.number || expected_prev.as_deref() != Some(e.previous_output.as_slice()) {
             fail(
                 e.number,
                 "epoch_chain",
-                format!("previous output is not y of epoch {}", e.number - 1),
+                format!("previous output is not y of epoch {p}"),
             );
         }
-        prev_y = Some(e.y.clone());
+        let facts = TimingFacts {
+            epoch: e.number,
+            timing: e.committed.map(|(t, _)| t),
+            ran_iterations: Some(e.iterations),
+            predecessor: known.get(&p).filter(|_| p >= 1).and_then(|r| {
+                Some(Predecessor {
+                    closed_at_ms: r.closed_at_ms?,
+                    iterations: r.iterations,
+                })
+            }),
+            prior_resolved_at_ms: known.get(&(e.number - 1)).and_then(|r| r.resolved_at_ms),
+            min_margin_centi,
+        };
+        if let Err(detail) = timing_step(&facts) {
+            fail(e.number, "timing", detail);
+        }
         if merkle::root(&e.leaf_hashes) != e.bets_root || e.leaf_hashes.len() as u64 != e.bet_count
         {
             fail(
@@ -259,14 +299,19 @@ pub(crate) fn audit(
                 ),
             );
         }
-        let seed = match group.epoch_input(e.number, &e.previous_output, &e.bets_root, e.iterations)
-        {
+        let rule = match &e.committed {
+            Some((timing, nonce)) => SeedRule::V2 { nonce, timing },
+            None => SeedRule::V1 {
+                iterations: e.iterations,
+            },
+        };
+        let seed = match group.input_for(e.number, &e.previous_output, &e.bets_root, &rule) {
             Ok((seed, x)) => {
                 if x != e.x {
                     fail(
                         e.number,
                         "epoch_input",
-                        "x does not follow from the epoch, previous output, bets root and T".into(),
+                        "x does not follow from the epoch's committed fields".into(),
                     );
                 }
                 seed
@@ -388,10 +433,47 @@ fn decode(body: &Value) -> anyhow::Result<Epoch> {
         .iter()
         .map(|h| hash(hex::decode(h.as_str().unwrap_or_default())?, "a leaf hash"))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let iterations = body["iterations"].as_u64().context("no iterations")?;
+    let closed_at_ms = body["closed_at_ms"].as_u64();
+    let previous_epoch = body["previous_epoch"]
+        .as_u64()
+        .unwrap_or(number.saturating_sub(1));
+    let committed = match body["version"].as_u64() {
+        None | Some(1) => None,
+        Some(2) => {
+            let nonce: [u8; 32] = hex_of("nonce")?
+                .try_into()
+                .map_err(|_| anyhow::anyhow!("epoch {number}: nonce is not 32 bytes"))?;
+            let margin = body["security_margin"]
+                .as_f64()
+                .with_context(|| format!("epoch {number} has no security_margin"))?;
+            Some((
+                Timing {
+                    previous: previous_epoch,
+                    iterations,
+                    opened_at_ms: body["opened_at_ms"]
+                        .as_u64()
+                        .with_context(|| format!("epoch {number} has no opened_at_ms"))?,
+                    closed_at_ms: closed_at_ms
+                        .with_context(|| format!("epoch {number} has no closed_at_ms"))?,
+                    margin_centi: (margin * 100.0).round() as u32,
+                    squarings_per_second: body["squarings_per_second"]
+                        .as_u64()
+                        .with_context(|| format!("epoch {number} has no squarings_per_second"))?,
+                },
+                nonce,
+            ))
+        }
+        Some(v) => bail!("epoch {number}: version {v} is not a protocol version"),
+    };
     Ok(Epoch {
         number,
         modulus: body["modulus"].as_str().unwrap_or_default().to_owned(),
-        iterations: body["iterations"].as_u64().context("no iterations")?,
+        iterations,
+        previous_epoch,
+        committed,
+        closed_at_ms,
+        resolved_at_ms: body["resolved_at_ms"].as_i64(),
         previous_output: hex_of("previous_output")?,
         bets_root: hash(hex_of("bets_root")?, "bets_root")?,
         bet_count: body["bet_count"].as_u64().context("no bet_count")?,
@@ -411,6 +493,8 @@ struct SeenBatch {
     first_seen: u64,
     /// Epochs of the range in it whose leaf folds up to its root.
     anchored: u64,
+    /// (epoch, closed_at_ms, resolved_at_ms) of the range's epochs in it.
+    times: Vec<(u64, i64, i64)>,
 }
 
 /// Checks every epoch's anchor leaf against its batch root, that all epochs of one batch show
@@ -455,7 +539,11 @@ fn check_anchors(
             claim: claim.clone(),
             first_seen: e.number,
             anchored: 0,
+            times: Vec::new(),
         });
+        if let (Some(closed), Some(resolved)) = (e.closed_at_ms, e.resolved_at_ms) {
+            seen.times.push((e.number, closed as i64, resolved));
+        }
         if !same_batch(&seen.claim, &claim) {
             fail(
                 e.number,
@@ -493,6 +581,17 @@ fn check_anchors(
         } else {
             check_transaction(rpc, tx, &c.root)?
         };
+        if matches!(verdict, Verdict::Pass(_)) {
+            // The chain's clock bounds the operator's (docs/PROTOCOL.md §10, "Timing").
+            if let Some(block_ms) = rpc.mined_at_ms(tx)? {
+                for &(epoch, closed, resolved) in &seen.times {
+                    let last = epoch == c.last_epoch;
+                    if let Err(d) = check_anchor_time(closed, resolved, block_ms, last) {
+                        fail(epoch, "timing", format!("anchor batch {}: {d}", c.batch));
+                    }
+                }
+            }
+        }
         match verdict {
             Verdict::Pass(_) => summary.checked_on_chain += seen.anchored,
             Verdict::Fail(d) | Verdict::Pending(d) => fail(

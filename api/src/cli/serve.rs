@@ -3,6 +3,7 @@
 use crate::anchor::client::Chain;
 use crate::anchor::{load_key, AnchorStatus, AnchorView, Anchorer};
 use crate::config::ServeConfig;
+use crate::epoch::schedule::{schedule, Ask};
 use crate::epoch::{now_ms, EngineStatus, EpochConfig, EpochLoop};
 use crate::group::Group;
 use crate::http::listener::{self, ConnOptions, Drained};
@@ -21,14 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use vrs_engine::calibrate::{classgroup_squarings_per_second, squarings_per_second};
-
-/// Share of the epoch given to the T squarings; the rest covers the proof (about 5 % of the
-/// evaluation on two cores) and resolving the epoch's games.
-const EVALUATION_SHARE: f64 = 0.9;
-/// The same for class groups: their proof costs under a tenth of the squarings, but the
-/// calibration's best batch runs about 6 % above the rate sustained over an epoch (measured:
-/// docs/PERFORMANCE.md, "A class-group epoch in the service").
-const CLASS_EVALUATION_SHARE: f64 = 0.8;
+use vrs_engine::timing::centi;
 
 /// Longest wait for the epoch loop after the listener has stopped.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -80,40 +74,61 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     }
     let group_id = config.group_id();
     let group = Group::by_name(&group_id).with_context(|| format!("--group {group_id}"))?;
-    let store = open_store(&config).await?;
-    store
-        .bootstrap(&group.id(), now_ms())
-        .await
-        .context("preparing the epoch chain")?;
-
-    let (iterations, rate) = match config.iterations {
-        Some(t) => (t, None),
-        None => {
-            let g = group.clone();
-            let rate = tokio::task::spawn_blocking(move || match &g {
-                Group::Rsa(m) => squarings_per_second(m, Duration::from_millis(500)),
-                Group::Class { bits } => {
-                    classgroup_squarings_per_second(*bits, Duration::from_millis(500))
-                }
-            })
-            .await??;
-            let share = match group {
-                Group::Rsa(_) => EVALUATION_SHARE,
-                Group::Class { .. } => CLASS_EVALUATION_SHARE,
-            };
-            let secs = config.epoch_ms as f64 / 1000.0 * share;
-            (((rate * secs) as u64).max(1), Some(rate))
-        }
-    };
-    let how = match rate {
-        Some(r) => format!("calibrated: {r:.0} squarings/s on this CPU"),
-        None => "fixed by --iterations".to_owned(),
+    // The rate is measured even when T is given: the timing rule measures windows against it.
+    let calibrate_for = Duration::from_millis(config.epoch_ms().clamp(100, 500));
+    let g = group.clone();
+    let rate = tokio::task::spawn_blocking(move || match &g {
+        Group::Rsa(m) => squarings_per_second(m, calibrate_for),
+        Group::Class { bits } => classgroup_squarings_per_second(*bits, calibrate_for),
+    })
+    .await??;
+    let plan = schedule(&Ask {
+        margin_centi: config.security_margin,
+        epoch_ms: config.epoch_ms(),
+        epoch_ms_given: config.epoch_ms.is_some(),
+        iterations: config.iterations,
+        rate,
+        class_group: matches!(group, Group::Class { .. }),
+    })
+    .map_err(|msg| anyhow::anyhow!(msg))?;
+    let iterations = plan.iterations;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if plan.lanes as usize >= cores {
+        tracing::warn!(
+            lanes = plan.lanes,
+            cores,
+            "security margin {} runs {} VDFs side by side on {cores} cores: they slow each other \
+             and the service (the timing rule follows the rate they reach)",
+            centi(u64::from(plan.margin_centi)),
+            plan.lanes
+        );
+    }
+    let how = match config.iterations {
+        None => "calibrated".to_owned(),
+        Some(_) => "fixed by --iterations".to_owned(),
     };
     println!(
-        "vrs: group {}, T = {iterations} squarings per epoch ({how}), epochs of at least {} ms",
+        "vrs: group {}, T = {iterations} squarings per epoch ({how}; {rate:.0} squarings/s on \
+         this CPU), security margin {} with {} VDF thread{}, epochs taking games for about {:.0} ms",
         group.id(),
-        config.epoch_ms
+        centi(u64::from(plan.margin_centi)),
+        plan.lanes,
+        if plan.lanes == 1 { "" } else { "s" },
+        plan.epoch_ms
     );
+    let epoch_config = EpochConfig {
+        group: group.clone(),
+        schedule: plan,
+    };
+    let store = open_store(&config).await?;
+    store
+        .bootstrap(
+            &group.id(),
+            now_ms(),
+            &epoch_config.plan_params(rate as u64),
+        )
+        .await
+        .context("preparing the epoch chain")?;
 
     let listener = tokio::net::TcpListener::bind(&config.addr)
         .await
@@ -123,18 +138,16 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     std::io::stdout().flush()?;
 
     let engine = Arc::new(EngineStatus::default());
+    engine
+        .squarings_per_second
+        .store(rate.max(1.0) as u64, std::sync::atomic::Ordering::Relaxed);
+    engine
+        .iterations
+        .store(iterations, std::sync::atomic::Ordering::Relaxed);
     let (stop_tx, stop_rx) = watch::channel(false);
-    let epoch_loop = EpochLoop::new(
-        Arc::clone(&store),
-        EpochConfig {
-            group: group.clone(),
-            iterations,
-            epoch_ms: config.epoch_ms,
-        },
-        Arc::clone(&engine),
-    )?;
+    let epoch_loop = EpochLoop::new(Arc::clone(&store), epoch_config, Arc::clone(&engine))?;
     // Replicas ask for the lease often enough to take over well within two epochs.
-    let poll = Duration::from_millis((config.epoch_ms / 4).clamp(20, 1000));
+    let poll = Duration::from_millis((plan.epoch_ms as u64 / 4).clamp(20, 1000));
     let mut pool = config.pool();
     let pool_status = Arc::new(PoolStatus::default());
     // The instant-bet pool's batch backends square modulo N: RSA groups only. On a class group
@@ -256,8 +269,9 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         engine,
         modulus: group.id(),
         iterations,
-        epoch_ms: config.epoch_ms,
-        squarings_per_second: rate,
+        epoch_ms: plan.epoch_ms.round() as u64,
+        margin_centi: plan.margin_centi,
+        lanes: plan.lanes,
         limits: config.limits(),
         started: Instant::now(),
         pool,

@@ -3,15 +3,17 @@
 //! One line per step; exit 0 when all pass, 1 when any fails, 2 on usage or network errors.
 
 use crate::commit::bet_leaf;
-use crate::group::Group;
+use crate::group::{Group, SeedRule};
 use crate::outcome;
 use crate::store::NewGame;
+use crate::verify::{timing_step, TimingFacts};
 use anyhow::{bail, Context};
 use clap::Args;
 use serde::Serialize;
 use serde_json::Value;
 use std::process::ExitCode;
 use std::time::Duration;
+use vrs_engine::epoch::Timing;
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle::{self, Hash};
 use vrs_engine::vdf;
@@ -23,7 +25,8 @@ mod pool;
 #[command(after_help = "\
 Steps: first `group`, the group the proof names is the one --group expects (never one the \
 server picked); then an epoch game is checked by bet_leaf, merkle_inclusion, epoch_chain, epoch_input, \
-vdf_proof, rng_value, dice and payout; a pool-served (instant) game by pool_batch_chain, \
+vdf_proof, timing (the epoch's games were fixed before the previous epoch's output existed, within \
+the bound of its declared security margin: docs/PROTOCOL.md §10), rng_value, dice and payout; a pool-served (instant) game by pool_batch_chain, \
 pool_anchor, pool_batch_seed, pool_entry_input, vdf_proof, pool_inclusion, pool_committed, \
 pool_game_id, rng_value, dice and payout (docs/PROTOCOL.md §13 and §14). Once the game's epoch \
 or pool batch is in an anchor batch, anchor_inclusion folds its anchor leaf up to the batch root \
@@ -52,9 +55,22 @@ pub struct VerifyArgs {
     pub require_anchor: bool,
     #[command(flatten)]
     pub group: GroupArg,
+    #[command(flatten)]
+    pub margin: MarginArg,
     /// Print the checks as a JSON object instead of a checklist.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--min-margin` of `vrs verify` and `vrs audit`.
+#[derive(Debug, Args)]
+pub struct MarginArg {
+    /// The least security margin an epoch may declare for its `timing` to pass (a number ≥ 1,
+    /// two decimals at most): an epoch whose window was planned for a weaker adversary than
+    /// this fails, whatever the server says (docs/PROTOCOL.md §10, "Timing").
+    #[arg(long, value_name = "A", default_value = "1",
+          value_parser = crate::epoch::schedule::parse_margin)]
+    pub min_margin: u32,
 }
 
 /// `--group` of `vrs verify` and `vrs audit`.
@@ -133,9 +149,12 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         &http,
         server,
         &args.game_id,
-        group,
-        args.rpc.as_deref(),
-        args.require_anchor,
+        &Options {
+            group,
+            rpc: args.rpc.as_deref(),
+            require_anchor: args.require_anchor,
+            min_margin_centi: args.margin.min_margin,
+        },
     )?;
     let steps = &checked.steps;
     let verified = !steps.iter().any(Step::failed);
@@ -172,16 +191,32 @@ pub(crate) struct Checked {
     pub note: Option<String>,
 }
 
+/// What `vrs verify` (and `vrs audit`, which has no `require_anchor`) is asked to require.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Options<'a> {
+    /// The group the proofs must be in (`--group`).
+    pub group: &'a str,
+    /// A node of the anchor chain (`--rpc`).
+    pub rpc: Option<&'a str>,
+    pub require_anchor: bool,
+    /// The least margin `timing` accepts, in hundredths.
+    pub min_margin_centi: u32,
+}
+
 /// Every step of `vrs verify` for `game_id` on `server`, with what `fetch` answers. `Err`:
 /// the server or the node cannot be asked, or the answer is not a verification at all.
 pub(crate) fn check(
     fetch: &dyn Fetch,
     server: &str,
     game_id: &str,
-    group: &str,
-    rpc: Option<&str>,
-    require_anchor: bool,
+    options: &Options<'_>,
 ) -> anyhow::Result<Checked> {
+    let Options {
+        group,
+        rpc,
+        require_anchor,
+        min_margin_centi,
+    } = *options;
     let url = format!("{server}/api/v1/verify/{game_id}");
     let body = fetch.get(&url)?;
     let proof = proof_of(&body)?;
@@ -193,10 +228,16 @@ pub(crate) fn check(
         pool::steps(fetch, server, game_id, &body)?
     } else {
         let mut steps = recompute(&body, game_id)?;
-        // After the inclusion step: the chain link, which needs the previous epoch from the
-        // server.
+        // The steps that need other epochs' public records: the chain link after the inclusion
+        // steps, the timing after the proof.
+        let (chain, timing) = chain_and_timing(fetch, server, &body, min_margin_centi);
         let at = steps.len().min(2);
-        steps.insert(at, epoch_chain(fetch, server, &body));
+        steps.insert(at, chain);
+        let at = steps
+            .iter()
+            .position(|s| s.name == "vdf_proof")
+            .map_or(steps.len(), |i| i + 1);
+        steps.insert(at, timing);
         steps
     });
     steps.extend(anchor::inclusion_step(proof, pool_served));
@@ -387,33 +428,39 @@ pub fn recompute(body: &Value, game_id: &str) -> anyhow::Result<Vec<Step>> {
     //    seed_e is recomputed here, never taken from the server; the VDF check uses it too
     //    (a class group's discriminant follows from it).
     let t = p.u64("iterations");
+    let committed = committed_timing(proof);
     let seed = (|| {
         let g = group.as_ref().map_err(String::clone)?;
         let e = p.u64("vdfEpoch")?;
+        let rule = match &committed {
+            Ok(Some((timing, nonce))) => SeedRule::V2 { nonce, timing },
+            Ok(None) => SeedRule::V1 {
+                iterations: t.clone()?,
+            },
+            Err(err) => return Err(err.clone()),
+        };
         let (seed, x) = g
-            .epoch_input(
-                e,
-                &p.bytes("previous_output")?,
-                &bets_root.clone()?,
-                t.clone()?,
-            )
+            .input_for(e, &p.bytes("previous_output")?, &bets_root.clone()?, &rule)
             .map_err(|e| format!("{e:#}"))?;
         Ok::<_, String>((seed, x, e))
     })();
+    let fields = match &committed {
+        Ok(Some(_)) => "e ‖ p ‖ y_p ‖ bets_root ‖ nonce ‖ T ‖ opened ‖ closed ‖ margin ‖ rate",
+        _ => "e ‖ y_prev ‖ bets_root ‖ T",
+    };
     steps.push(step(
         "epoch_input",
         (|| {
             let g = group.as_ref().map_err(String::clone)?;
             let (seed, x, e) = seed.clone()?;
-            let t = t.clone()?;
             if x != p.bytes("x")? {
-                return Err(
-                    "x does not follow from the epoch, previous output, bets root and T".into(),
-                );
+                return Err(format!(
+                    "x does not follow from the epoch's committed fields ({fields})"
+                ));
             }
             match g.discriminant(&seed) {
                 None => Ok(format!(
-                    "x = hash_to_group(SHA-256(tag ‖ {e} ‖ y_prev ‖ bets_root ‖ {t}))"
+                    "x = hash_to_group(SHA-256(tag ‖ {fields})) for epoch {e}"
                 )),
                 Some(d) => {
                     let d = d.map_err(|e| format!("{e:#}"))?.to_hex();
@@ -424,8 +471,8 @@ pub fn recompute(body: &Value, game_id: &str) -> anyhow::Result<Vec<Step>> {
                              {d}"
                         )),
                         _ => Ok(format!(
-                            "x = the generator of D_e = create_discriminant(SHA-256(tag ‖ {e} ‖ \
-                             y_prev ‖ bets_root ‖ {t})) = {d}"
+                            "x = the generator of D_e = create_discriminant(SHA-256(tag ‖ \
+                             {fields})) = {d} for epoch {e}"
                         )),
                     }
                 }
@@ -567,31 +614,114 @@ fn group_step(p: &Fields, expected: &str) -> Step {
     )
 }
 
-/// The input's previous output is y of the previous epoch as the server publishes it (or the
-/// genesis output for epoch 1): the server cannot show one history to this game and another
-/// to the previous epoch's.
-fn epoch_chain(fetch: &dyn Fetch, server: &str, body: &Value) -> Step {
+/// `epoch_chain` and `timing`, from the public records of the epochs they involve: the
+/// input's previous output is y of p(e) as the server publishes it (or the genesis output for
+/// p = 0), so the server cannot show one history to this game and another to that epoch's; and
+/// the epoch's committed timing keeps the rule against p(e)'s and e − 1's published times
+/// (docs/PROTOCOL.md §10).
+fn chain_and_timing(
+    fetch: &dyn Fetch,
+    server: &str,
+    body: &Value,
+    min_margin_centi: u32,
+) -> (Step, Step) {
     let p = Fields(&body["proof"]);
-    step(
+    let committed = committed_timing(&body["proof"]);
+    let record = |n: u64| -> Result<Value, String> {
+        fetch
+            .get(&format!("{server}/api/v1/epochs/{n}"))
+            .map_err(|err| format!("{err:#}"))
+    };
+    let previous = (|| {
+        let e = p.u64("vdfEpoch")?;
+        match committed.clone()? {
+            Some((t, _)) => Ok((e, t.previous)),
+            None => Ok((e, e.saturating_sub(1))),
+        }
+    })();
+    let pred_record = previous.clone().and_then(|(_, prev)| match prev {
+        0 => Ok(None),
+        n => record(n).map(Some),
+    });
+    let chain = step(
         "epoch_chain",
         (|| {
-            let e = p.u64("vdfEpoch")?;
+            let (_, prev) = previous.clone()?;
             let g = Group::by_name(&p.str("modulus")).map_err(|e| format!("{e:#}"))?;
             let claimed = p.bytes("previous_output")?;
-            let (source, prev) = if e <= 1 {
-                ("the genesis output".to_owned(), g.genesis_output())
-            } else {
-                let url = format!("{server}/api/v1/epochs/{}", e - 1);
-                let epoch = fetch.get(&url).map_err(|err| format!("{err:#}"))?;
-                (format!("y of epoch {}", e - 1), Fields(&epoch).bytes("y")?)
+            let (source, y) = match pred_record.clone()? {
+                None => ("the genesis output".to_owned(), g.genesis_output()),
+                Some(rec) => (format!("y of epoch {prev}"), Fields(&rec).bytes("y")?),
             };
-            if claimed == prev {
+            if claimed == y {
                 Ok(format!("previous output is {source}"))
             } else {
                 Err(format!("previous output is not {source}"))
             }
         })(),
-    )
+    );
+    let timing = step(
+        "timing",
+        (|| {
+            let (e, prev) = previous.clone()?;
+            let timing = committed.clone()?.map(|(t, _)| t);
+            let predecessor = match (prev, pred_record.clone()?) {
+                (0, _) | (_, None) => None,
+                (_, Some(rec)) => Some(vrs_engine::timing::Predecessor {
+                    closed_at_ms: rec["closed_at_ms"]
+                        .as_u64()
+                        .ok_or(format!("epoch {prev} (the predecessor) is not closed"))?,
+                    iterations: rec["iterations"]
+                        .as_u64()
+                        .ok_or(format!("epoch {prev} (the predecessor) has no T"))?,
+                }),
+            };
+            let prior_resolved_at_ms = match e {
+                0 | 1 => None,
+                n if timing.is_some() => record(n - 1)?["resolved_at_ms"].as_i64(),
+                _ => None,
+            };
+            timing_step(&TimingFacts {
+                epoch: e,
+                timing,
+                ran_iterations: p.u64("iterations").ok(),
+                predecessor,
+                prior_resolved_at_ms,
+                min_margin_centi,
+            })
+        })(),
+    );
+    (chain, timing)
+}
+
+/// A version-2 epoch's committed timing and nonce from the proof's `timing` object (its T is
+/// the proof's `iterations`); `None` for version 1.
+fn committed_timing(proof: &Value) -> Result<Option<(Timing, [u8; 32])>, String> {
+    let t = Fields(&proof["timing"]);
+    match proof["timing"]["version"].as_u64() {
+        Some(1) => return Ok(None),
+        Some(2) => {}
+        Some(v) => return Err(format!("timing.version {v} is not a protocol version")),
+        None => return Err("timing is missing from the proof".into()),
+    }
+    let nonce: [u8; 32] = t
+        .bytes("nonce")?
+        .try_into()
+        .map_err(|_| "timing.nonce is not 32 bytes".to_owned())?;
+    let margin = proof["timing"]["security_margin"]
+        .as_f64()
+        .ok_or("timing.security_margin is missing or not a number")?;
+    Ok(Some((
+        Timing {
+            previous: t.u64("previous_epoch")?,
+            iterations: Fields(proof).u64("iterations")?,
+            opened_at_ms: t.u64("opened_at_ms")?,
+            closed_at_ms: t.u64("closed_at_ms")?,
+            margin_centi: (margin * 100.0).round() as u32,
+            squarings_per_second: t.u64("squarings_per_second")?,
+        },
+        nonce,
+    )))
 }
 
 fn step(name: &'static str, r: Result<String, String>) -> Step {

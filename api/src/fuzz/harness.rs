@@ -126,9 +126,22 @@ struct Started {
 async fn start(dir: &Path, runtime: &tokio::runtime::Handle) -> Result<Started, String> {
     let store: Arc<dyn Store> =
         Arc::new(SqliteStore::open(dir).map_err(|e| format!("store: {e}"))?);
-    // Epoch 1 "opened" at time 0 closes as soon as the loop starts.
+    // Epochs of about EPOCH_MS on this CPU; bets made before the loop starts land in epoch 1.
+    let modulus = Modulus::by_name("test512").map_err(|e| format!("modulus: {e}"))?;
+    let rate = vrs_engine::calibrate::squarings_per_second(&modulus, Duration::from_millis(100))
+        .map_err(|e| format!("calibration: {e}"))?;
+    let config = EpochConfig {
+        group: crate::group::Group::Rsa(modulus.clone()),
+        schedule: crate::epoch::schedule::Schedule {
+            iterations: ((rate * EPOCH_MS as f64 / 1000.0) as u64).max(1),
+            lanes: 1,
+            margin_centi: 150,
+            epoch_ms: EPOCH_MS as f64,
+            seconds_per_rate: None,
+        },
+    };
     store
-        .bootstrap("test512", 0)
+        .bootstrap("test512", now_ms(), &config.plan_params(rate as u64))
         .await
         .map_err(|e| format!("bootstrap: {e}"))?;
     let (api_key, record) = keys::generate("fuzz", now_ms());
@@ -136,7 +149,6 @@ async fn start(dir: &Path, runtime: &tokio::runtime::Handle) -> Result<Started, 
         .create_api_key(&record)
         .await
         .map_err(|e| format!("api key: {e}"))?;
-    let modulus = Modulus::by_name("test512").map_err(|e| format!("modulus: {e}"))?;
     let pool = PoolConfig {
         iterations: 64,
         threads: 1,
@@ -149,14 +161,18 @@ async fn start(dir: &Path, runtime: &tokio::runtime::Handle) -> Result<Started, 
     };
     let pool_status = Arc::new(PoolStatus::default());
     let engine = Arc::new(EngineStatus::default());
+    engine
+        .squarings_per_second
+        .store(rate.max(1.0) as u64, std::sync::atomic::Ordering::Relaxed);
     let x402 = X402::new(x402_config(), None, 8453, None).map_err(|e| format!("x402: {e}"))?;
     let state = AppState {
         store: Arc::clone(&store),
         engine: Arc::clone(&engine),
         modulus: "test512".into(),
-        iterations: 64,
+        iterations: config.schedule.iterations,
         epoch_ms: EPOCH_MS,
-        squarings_per_second: None,
+        margin_centi: 150,
+        lanes: 1,
         limits: Limits::default(),
         started: Instant::now(),
         pool: pool.clone(),
@@ -194,11 +210,6 @@ async fn start(dir: &Path, runtime: &tokio::runtime::Handle) -> Result<Started, 
     .await?;
     bet("/api/v1/rng/generate", json!({"client_seed": "fuzz"})).await?;
 
-    let config = EpochConfig {
-        group: crate::group::Group::Rsa(modulus.clone()),
-        iterations: 64,
-        epoch_ms: EPOCH_MS,
-    };
     let generator = Generator::new(Arc::clone(&store), modulus, pool, pool_status)
         .map_err(|e| format!("generator: {e}"))?;
     let epoch_loop =

@@ -436,7 +436,13 @@ pub fn verify_steps(data: &[u8]) -> Result<Option<Vec<String>>, String> {
         .then_some("http://node.fuzz");
     let require = input["require_anchor"].as_bool().unwrap_or_default();
     let group = input["group"].as_str().unwrap_or(FUZZ_GROUP);
-    match crate::cli::verify::check(&canned, SERVER, game_id, group, rpc, require) {
+    let options = crate::cli::verify::Options {
+        group,
+        rpc,
+        require_anchor: require,
+        min_margin_centi: 0,
+    };
+    match crate::cli::verify::check(&canned, SERVER, game_id, &options) {
         Ok(checked) => Ok(Some(
             checked
                 .steps
@@ -474,7 +480,13 @@ pub fn audit_failures(data: &[u8]) -> Result<Option<Vec<String>>, String> {
         Ok(batch::open(BatchKind::Cpu)?)
     };
     let group = input["group"].as_str().unwrap_or(FUZZ_GROUP);
-    match crate::cli::audit::audit(&canned, SERVER, from, to, group, rpc, &cpu) {
+    let options = crate::cli::verify::Options {
+        group,
+        rpc,
+        require_anchor: false,
+        min_margin_centi: 0,
+    };
+    match crate::cli::audit::audit(&canned, SERVER, (from, to), &options, &cpu) {
         Ok((summary, _)) => Ok(Some(summary.failure_lines())),
         Err(_) => Ok(None),
     }

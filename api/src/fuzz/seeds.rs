@@ -309,6 +309,11 @@ fn node_answers(claim: &Value, tx: &str) -> Result<Value, String> {
             "hash": tx, "blockNumber": "0x10", "from": "0x90f8bf6a479f320ead074411a4b0e7944ea8c9c1",
             "input": format!("0x{}", hex::encode(calldata(&root))),
         }},
+        // Mined now: the epochs it anchors were resolved just before (their times are bounded
+        // by it, docs/PROTOCOL.md §10).
+        "rpc:eth_getBlockByNumber": {"jsonrpc": "2.0", "id": 1, "result": {
+            "number": "0x10", "timestamp": format!("{:#x}", crate::epoch::now_ms() / 1000),
+        }},
     }))
 }
 

@@ -22,6 +22,9 @@ pub enum ApiError {
     NotFound(String),
     /// The database does not answer; retry later.
     Unavailable(String),
+    /// The open epoch is past its deadline and is being closed (a leader failover): retry in
+    /// a moment, when the next epoch takes games.
+    EpochClosing(String),
     /// Our fault.
     Internal(anyhow::Error),
 }
@@ -30,6 +33,7 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Unavailable(msg) => Self::Unavailable(msg),
+            StoreError::EpochOverdue(msg) => Self::EpochClosing(msg),
             other => Self::Internal(other.into()),
         }
     }
@@ -39,6 +43,7 @@ impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> Self {
         match e.downcast::<StoreError>() {
             Ok(StoreError::Unavailable(msg)) => Self::Unavailable(msg),
+            Ok(StoreError::EpochOverdue(msg)) => Self::EpochClosing(msg),
             Ok(other) => Self::Internal(other.into()),
             Err(e) => Self::Internal(e),
         }
@@ -76,6 +81,20 @@ impl IntoResponse for ApiError {
                     StatusCode::SERVICE_UNAVAILABLE,
                     json!({ "error": "the database is unavailable; retry shortly" }),
                 )
+            }
+            Self::EpochClosing(detail) => {
+                let body = json!({
+                    "error": format!(
+                        "no epoch is taking games right now ({detail}); retry in a moment"
+                    ),
+                    "retry_after": 1,
+                });
+                return (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    [(axum::http::header::RETRY_AFTER, "1")],
+                    Json(body),
+                )
+                    .into_response();
             }
             Self::Internal(e) => {
                 tracing::error!(error = %format!("{e:#}"), "internal error");

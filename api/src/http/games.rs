@@ -42,8 +42,58 @@ fn is_game_id(id: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-fn epoch_seconds(state: &State) -> f64 {
-    state.epoch_ms as f64 / 1000.0
+/// Longest a game waits for the next epoch to take games when the open one has passed its
+/// deadline: the close is a few milliseconds away unless no leader runs the chain (then 503).
+const OVERDUE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Commits `game` into the open epoch; a game that arrives between an epoch's deadline and its
+/// close waits for the next epoch instead of being refused.
+async fn insert_into_open_epoch(
+    state: &State,
+    game: NewGame,
+) -> Result<u64, crate::store::StoreError> {
+    let give_up = std::time::Instant::now() + OVERDUE_WAIT;
+    let mut game = game;
+    loop {
+        match state.store.insert_game(game.clone()).await {
+            Err(crate::store::StoreError::EpochOverdue(_))
+                if std::time::Instant::now() < give_up =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                // Accepted when it is committed, into the epoch open then.
+                game.created_at_ms = now_ms();
+            }
+            other => return other,
+        }
+    }
+}
+
+/// About how long an epoch's VDF takes (T at the current squaring rate), for messages: "5",
+/// or "0.3" under ten seconds.
+fn vdf_seconds(state: &State) -> String {
+    let rate = state
+        .engine
+        .squarings_per_second
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let secs = match rate {
+        0 => state.epoch_ms as f64 / 1000.0,
+        r => {
+            let t = match state
+                .engine
+                .iterations
+                .load(std::sync::atomic::Ordering::Relaxed)
+            {
+                0 => state.iterations,
+                t => t,
+            };
+            t as f64 / r as f64
+        }
+    };
+    if secs < 9.95 {
+        format!("{secs:.1}")
+    } else {
+        format!("{secs:.0}")
+    }
 }
 
 /// The game catalog
@@ -180,15 +230,15 @@ async fn place_bet(
     }
     new.leaf = bet_leaf(&new);
     let (game_id, bet_id) = (new.game_id.clone(), new.request_id.clone());
-    let epoch = state.store.insert_game(new).await?;
+    let epoch = insert_into_open_epoch(&state, new).await?;
     crate::metrics::global()
         .bets_accepted
         .with(&[game.name(), "epoch"])
         .inc();
     let wait = format!(
-        "the result comes when that epoch resolves, after the next VDF epoch (about {:.0} s). \
+        "the result comes when that epoch resolves, after the next VDF epoch (about {} s). \
          Poll /api/v1/games/{game_id}.",
-        epoch_seconds(&state)
+        vdf_seconds(&state)
     );
     let class_group = state
         .modulus
@@ -301,7 +351,7 @@ pub async fn rng_generate(
     };
     new.leaf = bet_leaf(&new);
     let (game_id, request_id) = (new.game_id.clone(), new.request_id.clone());
-    let epoch = state.store.insert_game(new).await?;
+    let epoch = insert_into_open_epoch(&state, new).await?;
     crate::metrics::global()
         .bets_accepted
         .with(&[Game::Rng.name(), "epoch"])
@@ -436,9 +486,9 @@ fn pending(state: &State, g: &GameRecord) -> Response {
         game_id: g.new.game_id.clone(),
         resolves_at_epoch: g.epoch,
         message: format!(
-            "waiting for epoch {} to resolve (epochs take about {:.0} s)",
+            "waiting for epoch {} to resolve (its VDF takes about {} s)",
             g.epoch.unwrap_or_default(),
-            epoch_seconds(state)
+            vdf_seconds(state)
         ),
     };
     (StatusCode::ACCEPTED, Json(body)).into_response()

@@ -62,11 +62,14 @@ pub struct AppState {
     pub store: Arc<dyn Store>,
     pub engine: Arc<EngineStatus>,
     pub modulus: String,
-    /// T of the epochs this process closes.
+    /// T of the epochs this process opens.
     pub iterations: u64,
+    /// About how long an epoch takes games (from the schedule at start-up).
     pub epoch_ms: u64,
-    /// Squarings per second measured at start-up (None when T was given).
-    pub squarings_per_second: Option<f64>,
+    /// The security margin this process runs at, in hundredths (docs/PROTOCOL.md §10).
+    pub margin_centi: u32,
+    /// Epoch VDFs run side by side.
+    pub lanes: u64,
     pub limits: Limits,
     pub started: Instant,
     pub pool: crate::pool::PoolConfig,

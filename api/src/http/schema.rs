@@ -94,6 +94,52 @@ pub struct VdfEngine {
     pub role: String,
     /// The last epoch's VDF time, e.g. `4.93s`.
     pub computation_time: String,
+    pub security: Security,
+}
+
+/// The timing rule in force (docs/PROTOCOL.md §10, "Timing").
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Security {
+    /// The security margin A: how much faster than this server's squarer an adversary (the
+    /// operator included) may be and still be unable to evaluate any bet set an epoch could
+    /// still take.
+    pub margin: f64,
+    /// Epoch VDFs running side by side (one up to margin 1.8).
+    pub vdf_threads: u64,
+    /// The squaring rate R that the next epoch's window is measured against.
+    pub squarings_per_second: u64,
+    /// The protocol version of the epochs opened now (2).
+    pub protocol_version: u8,
+    /// The rule in one line.
+    pub rule: String,
+}
+
+/// A version-2 epoch's timing commitment as a verification shows it (docs/PROTOCOL.md §10,
+/// "Timing"): what the `timing` step checks. Version-1 epochs show `version` 1, their
+/// predecessor and times, and null for the rest.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TimingProof {
+    /// 1 or 2.
+    pub version: u8,
+    /// p(e): the epoch whose output the input takes (0: the genesis output y_0).
+    pub previous_epoch: u64,
+    /// 64 hex digits, chosen when the epoch closed.
+    pub nonce: Option<String>,
+    pub opened_at_ms: i64,
+    pub closed_at_ms: Option<i64>,
+    /// The declared margin A.
+    pub security_margin: Option<f64>,
+    /// The declared squaring rate R.
+    pub squarings_per_second: Option<u64>,
+    /// The bound the plan computed when the epoch opened.
+    pub deadline_ms: Option<i64>,
+    /// closed_at_ms of p(e) (null for p = 0).
+    pub previous_closed_at_ms: Option<i64>,
+    /// T of p(e) (null for p = 0).
+    pub previous_iterations: Option<u64>,
+    /// When y of epoch e − 1 was stored (its resolved_at_ms; null for e = 1 or while e − 1 is
+    /// unresolved): the epoch's games were fixed before it.
+    pub prior_resolved_at_ms: Option<i64>,
 }
 
 /// Anchoring as `GET /` summarises it.
@@ -426,6 +472,8 @@ pub struct Proof {
     pub leaf_hash: Option<String>,
     pub leaf_index: Option<u64>,
     pub audit_path: Option<Vec<String>>,
+    /// Epoch games: the epoch's timing commitment, checked by the `timing` step.
+    pub timing: Option<TimingProof>,
 }
 
 /// 200 of `GET /api/v1/verify/{gameId}` (interface section 2.9).
@@ -449,10 +497,22 @@ pub struct EpochRecord {
     pub veo_class: String,
     pub opened_at_ms: i64,
     pub closed_at_ms: Option<i64>,
-    /// T; null while the epoch is open.
+    /// T: fixed when a version-2 epoch opens; a version-1 epoch's is null while it is open.
     pub iterations: Option<u64>,
-    /// y of epoch e − 1 (or y_0).
+    /// 1 (no timing commitment) or 2 (docs/PROTOCOL.md §10).
+    pub version: u8,
+    /// p(e): the epoch whose output the input takes (e − 1 for version 1; 0: y_0).
+    pub previous_epoch: u64,
+    /// y of epoch p(e) (or y_0).
     pub previous_output: Option<String>,
+    /// Version 2: the declared security margin A.
+    pub security_margin: Option<f64>,
+    /// Version 2: the declared squaring rate R.
+    pub squarings_per_second: Option<u64>,
+    /// Version 2: the latest close the timing rule allows (fixed when the epoch opened).
+    pub deadline_ms: Option<i64>,
+    /// Version 2: 64 hex digits chosen when the epoch closed (null while open).
+    pub nonce: Option<String>,
     pub bets_root: Option<String>,
     pub bet_count: Option<u64>,
     pub x: Option<String>,
@@ -508,6 +568,7 @@ pub struct StatsEpoch {
     pub modulus: String,
     pub target_ms: u64,
     pub last_computation_ms: u64,
+    pub security: Security,
 }
 
 /// Engine statistics (interface section 2.10).

@@ -87,15 +87,37 @@ pub async fn info(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErro
                 "current": open,
                 "computing": non_zero(e.computing_epoch.load(Ordering::Relaxed)),
                 "last_resolved": last_resolved,
-                "iterations": state.iterations,
+                "iterations": iterations(&state),
                 "modulus": state.modulus,
             },
             "role": role(&state),
             "computation_time": format!("{:.2}s", last_ms as f64 / 1000.0),
+            "security": security_json(&state),
         },
         "anchoring": anchoring_summary(&state),
         "uptime": uptime(&state),
     })))
+}
+
+/// T of the epoch opened last (calibrated T follows the measured rate).
+fn iterations(state: &State) -> u64 {
+    match state.engine.iterations.load(Ordering::Relaxed) {
+        0 => state.iterations,
+        t => t,
+    }
+}
+
+/// The timing rule in force (docs/PROTOCOL.md §10, "Timing"): the margin A this process opens
+/// epochs with, the VDF threads that takes, and the squaring rate R the next epoch is measured
+/// against.
+fn security_json(state: &State) -> Value {
+    json!({
+        "margin": state.margin_centi as f64 / 100.0,
+        "vdf_threads": state.lanes,
+        "squarings_per_second": state.engine.squarings_per_second.load(Ordering::Relaxed),
+        "protocol_version": 2,
+        "rule": "an epoch closes by max(opened, closed_p + a(T_p)) + a(T_e), a(T) = T / (margin × squarings_per_second)",
+    })
 }
 
 const ANCHORING_DISABLED: &str =
@@ -295,17 +317,18 @@ pub async fn stats(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErr
             "progress": if computing == 0 || total == 0 { Value::Null }
                 else { json!((done as f64 / total as f64 * 1000.0).round() / 1000.0) },
             "last_resolved": last_resolved,
-            "iterations": state.iterations,
+            "iterations": iterations(&state),
             "modulus": state.modulus,
             "target_ms": state.epoch_ms,
             "last_computation_ms": e.last_computation_ms.load(Ordering::Relaxed),
+            "security": security_json(&state),
         },
         "total_games": counts.total,
         "resolved_games": counts.resolved,
         "pending_games": counts.total - counts.resolved,
         "games_by_type": counts.by_game,
         "performance": {
-            "squarings_per_second": state.squarings_per_second.map(|r| r.round()),
+            "squarings_per_second": e.squarings_per_second.load(Ordering::Relaxed),
             "epochs_resolved_since_start": e.epochs_resolved.load(Ordering::Relaxed),
             "uptime": uptime(&state),
         },

@@ -43,3 +43,30 @@ pub fn parse_combo(s: Option<&str>) -> StoreResult<Option<[u8; 2]>> {
         None => Ok(None),
     }
 }
+
+/// A version-2 epoch's plan from its columns (all set, or all NULL for version 1).
+pub fn epoch_plan(
+    previous: Option<i64>,
+    iterations: Option<i64>,
+    margin_centi: Option<i64>,
+    rate: Option<i64>,
+    deadline_ms: Option<i64>,
+) -> Option<super::EpochPlan> {
+    Some(super::EpochPlan {
+        previous: previous? as u64,
+        iterations: iterations? as u64,
+        margin_centi: u32::try_from(margin_centi?).ok()?,
+        squarings_per_second: rate? as u64,
+        deadline_ms: deadline_ms?,
+    })
+}
+
+/// An epoch's nonce column: 32 bytes or NULL.
+pub fn nonce(bytes: Option<Vec<u8>>) -> StoreResult<Option<[u8; 32]>> {
+    bytes
+        .map(|b| {
+            b.try_into()
+                .map_err(|_| StoreError::Corrupt("an epoch nonce is not 32 bytes".into()))
+        })
+        .transpose()
+}

@@ -35,6 +35,11 @@ pub enum StoreError {
     Schema(String),
     #[error("configuration: {0}")]
     Config(String),
+    /// The open epoch is past its deadline and no leader has closed it yet (a failover is
+    /// under way): a game is refused rather than accepted into a window that the timing rule
+    /// no longer covers. The caller retries in a moment.
+    #[error("epoch closing: {0}")]
+    EpochOverdue(String),
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -138,6 +143,75 @@ pub struct EpochOutput {
     pub resolved_at_ms: i64,
 }
 
+/// How a version-2 epoch is bounded in time, fixed when it opens (docs/PROTOCOL.md §10,
+/// "Timing"): the earlier epoch whose output its input takes, its T, the declared margin and
+/// squaring rate, and the deadline they give. No game is accepted into it after the deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EpochPlan {
+    /// p(e) < e; 0 stands for the genesis output.
+    pub previous: u64,
+    pub iterations: u64,
+    /// The security margin A in hundredths.
+    pub margin_centi: u32,
+    pub squarings_per_second: u64,
+    /// The latest close the timing rule allows (Unix ms).
+    pub deadline_ms: i64,
+}
+
+/// What the leader opens each next epoch with: how many epochs' VDFs run side by side (p(e) =
+/// e − lanes), T, the margin and the squaring rate it currently measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanParams {
+    pub lanes: u64,
+    pub iterations: u64,
+    pub margin_centi: u32,
+    pub squarings_per_second: u64,
+}
+
+impl PlanParams {
+    /// p(e) for epoch `number`.
+    pub fn previous(&self, number: u64) -> u64 {
+        number.saturating_sub(self.lanes.max(1))
+    }
+
+    /// The plan of epoch `number` opening at `opened_at_ms`; `predecessor` is (closed_at_ms,
+    /// T) of p(e) when p(e) ≥ 1.
+    pub fn plan(
+        &self,
+        number: u64,
+        opened_at_ms: i64,
+        predecessor: Option<(i64, u64)>,
+    ) -> EpochPlan {
+        let previous = self.previous(number);
+        let timing = self.timing(previous, opened_at_ms);
+        let pred = predecessor.map(|(closed, t)| vrs_engine::timing::Predecessor {
+            closed_at_ms: closed.max(0) as u64,
+            iterations: t,
+        });
+        let deadline = vrs_engine::timing::close_bound_ms(&timing, pred)
+            .and_then(|d| i64::try_from(d).ok())
+            .unwrap_or(opened_at_ms);
+        EpochPlan {
+            previous,
+            iterations: self.iterations,
+            margin_centi: self.margin_centi,
+            squarings_per_second: self.squarings_per_second,
+            deadline_ms: deadline,
+        }
+    }
+
+    fn timing(&self, previous: u64, opened_at_ms: i64) -> vrs_engine::epoch::Timing {
+        vrs_engine::epoch::Timing {
+            previous,
+            iterations: self.iterations,
+            opened_at_ms: opened_at_ms.max(0) as u64,
+            closed_at_ms: 0,
+            margin_centi: self.margin_centi,
+            squarings_per_second: self.squarings_per_second,
+        }
+    }
+}
+
 /// A stored epoch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EpochRecord {
@@ -146,8 +220,49 @@ pub struct EpochRecord {
     pub modulus: String,
     pub opened_at_ms: i64,
     pub closed_at_ms: Option<i64>,
+    /// Version 2 epochs only (None: a version-1 epoch, from before timing was committed).
+    pub plan: Option<EpochPlan>,
+    /// Chosen at random when a version-2 epoch closes.
+    pub nonce: Option<[u8; 32]>,
     pub input: Option<EpochInput>,
     pub output: Option<EpochOutput>,
+}
+
+impl EpochRecord {
+    /// The protocol version the epoch's input follows (docs/PROTOCOL.md §10).
+    pub fn version(&self) -> u8 {
+        if self.plan.is_some() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// T as committed: at opening (version 2) or with the input (version 1).
+    pub fn iterations(&self) -> Option<u64> {
+        self.plan
+            .map(|p| p.iterations)
+            .or(self.input.as_ref().map(|i| i.iterations))
+    }
+
+    /// The number whose output enters this epoch's input: p(e), or e − 1 for version 1.
+    pub fn previous(&self) -> u64 {
+        self.plan
+            .map_or(self.number.saturating_sub(1), |p| p.previous)
+    }
+
+    /// The timing commitment of a closed version-2 epoch.
+    pub fn timing(&self) -> Option<vrs_engine::epoch::Timing> {
+        let plan = self.plan?;
+        Some(vrs_engine::epoch::Timing {
+            previous: plan.previous,
+            iterations: plan.iterations,
+            opened_at_ms: self.opened_at_ms.max(0) as u64,
+            closed_at_ms: self.closed_at_ms?.max(0) as u64,
+            margin_centi: plan.margin_centi,
+            squarings_per_second: plan.squarings_per_second,
+        })
+    }
 }
 
 /// A committed batch of pool entries: its link in the pool chain and its root.
@@ -507,6 +622,35 @@ impl GameCounts {
     }
 }
 
+/// When an epoch closing at `now_ms` fixed its games: now, or a version-2 epoch's deadline if
+/// that came first (no game is accepted after it: [`refuse_overdue`]).
+pub(crate) fn close_time(plan: Option<&EpochPlan>, now_ms: i64) -> i64 {
+    plan.map_or(now_ms, |p| now_ms.min(p.deadline_ms))
+}
+
+/// Refuses a game for the open epoch `epoch` once `now_ms` is past its deadline.
+pub(crate) fn refuse_overdue(epoch: u64, deadline_ms: Option<i64>, now_ms: i64) -> StoreResult<()> {
+    match deadline_ms {
+        Some(d) if now_ms > d => Err(StoreError::EpochOverdue(format!(
+            "epoch {epoch} passed its deadline {} ms ago and is being closed",
+            now_ms - d
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// (closed_at_ms, T) of `rec` as the predecessor of an epoch being opened; T from `params`
+/// for a closed version-1 epoch whose input is not stored yet (it takes the current T).
+pub(crate) fn predecessor_of(rec: &EpochRecord, params: &PlanParams) -> StoreResult<(i64, u64)> {
+    let closed = rec.closed_at_ms.ok_or_else(|| {
+        StoreError::Corrupt(format!(
+            "epoch {} is the predecessor of an epoch being opened but is not closed",
+            rec.number
+        ))
+    })?;
+    Ok((closed, rec.iterations().unwrap_or(params.iterations)))
+}
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Which implementation this is ("sqlite", "postgres"), for logs and stats.
@@ -515,19 +659,29 @@ pub trait Store: Send + Sync + 'static {
     /// Whether the database answers.
     async fn ping(&self) -> StoreResult<()>;
 
-    /// Makes sure an epoch is open (epoch 1 on an empty store). The modulus identifier is
-    /// recorded on first use; a store created with another modulus is refused.
-    async fn bootstrap(&self, modulus: &str, now_ms: i64) -> StoreResult<()>;
+    /// Makes sure an epoch is open (epoch 1 on an empty store), opening one with a plan from
+    /// `params`. The modulus identifier is recorded on first use; a store created with another
+    /// modulus is refused.
+    async fn bootstrap(&self, modulus: &str, now_ms: i64, params: &PlanParams) -> StoreResult<()>;
 
     /// The epoch currently open for games.
     async fn open_epoch(&self) -> StoreResult<EpochRecord>;
 
     /// Commits a game into the open epoch; returns that epoch's number. Durable on return.
+    /// Refused with [`StoreError::EpochOverdue`] once the open epoch is past its deadline.
     async fn insert_game(&self, game: NewGame) -> StoreResult<u64>;
 
-    /// Closes `epoch` (which must be open or already closed) and opens `epoch + 1`; returns the
-    /// closed epoch's leaves in acceptance order. Idempotent for an epoch already closed.
-    async fn close_epoch(&self, epoch: u64, now_ms: i64) -> StoreResult<Vec<Vec<u8>>>;
+    /// Closes `epoch` (which must be open or already closed) and opens `epoch + 1` with a plan
+    /// from `next`; returns the closed epoch's leaves in acceptance order. A version-2 epoch
+    /// records `nonce` and closes at `now_ms` or its deadline, whichever is earlier (no game
+    /// was accepted after the deadline). Idempotent for an epoch already closed.
+    async fn close_epoch(
+        &self,
+        epoch: u64,
+        now_ms: i64,
+        nonce: [u8; 32],
+        next: &PlanParams,
+    ) -> StoreResult<Vec<Vec<u8>>>;
 
     /// Records the input of a closed epoch. Refused if a different input is already stored.
     async fn set_epoch_input(&self, epoch: u64, input: &EpochInput) -> StoreResult<()>;

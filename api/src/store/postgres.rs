@@ -33,8 +33,8 @@ use super::{
     AnchorBatch, AnchorCounts, AnchorTx, ApiKey, BuildInstant, EpochInput, EpochOutput,
     EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution, IdempotencyClaim,
     IdempotencyKey, IdempotentResponse, Lease, NewGame, NewReceipt, NotaryBatch, NotaryCounts,
-    PaymentNonce, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord, SettlingPayment, Store,
-    StoreError, StoreResult,
+    PaymentNonce, PlanParams, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord, SettlingPayment,
+    Store, StoreError, StoreResult,
 };
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
@@ -59,6 +59,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (
         6,
         include_str!("../../migrations/postgres/0006_game_totals.sql"),
+    ),
+    (
+        7,
+        include_str!("../../migrations/postgres/0007_epoch_timing.sql"),
     ),
 ];
 
@@ -601,12 +605,16 @@ async fn insert_games(pool: &Pool, games: &[&NewGame]) -> StoreResult<u64> {
     )
     .await
     .map_err(pg_err)?;
-    let epoch: i64 = tx
-        .query_opt("SELECT number FROM epochs WHERE status = 'open'", &[])
+    let open = tx
+        .query_opt(
+            "SELECT number, deadline_ms FROM epochs WHERE status = 'open'",
+            &[],
+        )
         .await
         .map_err(pg_err)?
-        .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))?
-        .get(0);
+        .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))?;
+    let epoch: i64 = open.get(0);
+    super::refuse_overdue(epoch as u64, open.get(1), crate::epoch::now_ms())?;
     let col = |f: fn(&NewGame) -> Option<String>| games.iter().map(|g| f(g)).collect::<Vec<_>>();
     let game_ids = col(|g| Some(g.game_id.clone()));
     let request_ids = col(|g| Some(g.request_id.clone()));
@@ -690,7 +698,8 @@ async fn settle_game_totals(
 }
 
 const EPOCH_COLUMNS: &str = "number, status, modulus, opened_at_ms, closed_at_ms, iterations, \
-     prev_y, bets_root, bet_count, x, y, pi, l, checkpoints, computation_ms, resolved_at_ms";
+     prev_y, bets_root, bet_count, x, y, pi, l, checkpoints, computation_ms, resolved_at_ms, \
+     plan_previous, plan_iterations, plan_margin_centi, plan_rate, deadline_ms, nonce";
 
 pub(super) fn corrupt(e: tokio_postgres::Error) -> StoreError {
     StoreError::Corrupt(describe(&e))
@@ -726,12 +735,21 @@ fn epoch_from_row(r: &Row) -> StoreResult<EpochRecord> {
         None => None,
     };
     let status: String = r.try_get("status").map_err(corrupt)?;
+    let margin: Option<i32> = r.try_get("plan_margin_centi").map_err(corrupt)?;
     Ok(EpochRecord {
         number: r.try_get::<_, i64>("number").map_err(corrupt)? as u64,
         status: EpochStatus::parse(&status)?,
         modulus: r.try_get("modulus").map_err(corrupt)?,
         opened_at_ms: r.try_get("opened_at_ms").map_err(corrupt)?,
         closed_at_ms: get_i64("closed_at_ms")?,
+        plan: super::codec::epoch_plan(
+            get_i64("plan_previous")?,
+            get_i64("plan_iterations")?,
+            margin.map(i64::from),
+            get_i64("plan_rate")?,
+            get_i64("deadline_ms")?,
+        ),
+        nonce: super::codec::nonce(get_bytes("nonce")?)?,
         input,
         output,
     })
@@ -842,6 +860,51 @@ fn game_from_row(r: &Row) -> StoreResult<GameRecord> {
         resolution,
         resolved_at_ms: r.try_get("resolved_at_ms").map_err(corrupt)?,
     })
+}
+
+/// Inserts epoch `number`, open from `opened_at_ms`, with its plan from `params` (its
+/// predecessor's close and T read in the same transaction).
+async fn open_epoch(
+    tx: &deadpool_postgres::Transaction<'_>,
+    number: u64,
+    modulus: &str,
+    opened_at_ms: i64,
+    params: &PlanParams,
+) -> StoreResult<()> {
+    let previous = params.previous(number);
+    let predecessor = match previous {
+        0 => None,
+        p => {
+            let row = tx
+                .query_opt(
+                    &format!("SELECT {EPOCH_COLUMNS} FROM epochs WHERE number = $1"),
+                    &[&(p as i64)],
+                )
+                .await
+                .map_err(pg_err)?
+                .ok_or_else(|| StoreError::Corrupt(format!("epoch {p} is missing")))?;
+            Some(super::predecessor_of(&epoch_from_row(&row)?, params)?)
+        }
+    };
+    let plan = params.plan(number, opened_at_ms, predecessor);
+    tx.execute(
+        "INSERT INTO epochs (number, status, modulus, opened_at_ms, plan_previous,
+             plan_iterations, plan_margin_centi, plan_rate, deadline_ms)
+         VALUES ($1, 'open', $2, $3, $4, $5, $6, $7, $8)",
+        &[
+            &(number as i64),
+            &modulus,
+            &opened_at_ms,
+            &(plan.previous as i64),
+            &(plan.iterations as i64),
+            &(plan.margin_centi as i32),
+            &(plan.squarings_per_second as i64),
+            &plan.deadline_ms,
+        ],
+    )
+    .await
+    .map_err(pg_err)?;
+    Ok(())
 }
 
 /// The status of `epoch`, locked for the rest of the transaction (`FOR NO KEY UPDATE`: it
@@ -1046,7 +1109,7 @@ impl Store for PgStore {
         .await
     }
 
-    async fn bootstrap(&self, modulus: &str, now_ms: i64) -> StoreResult<()> {
+    async fn bootstrap(&self, modulus: &str, now_ms: i64, params: &PlanParams) -> StoreResult<()> {
         timed("bootstrap", async {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(pg_err)?;
@@ -1084,13 +1147,12 @@ impl Store for PgStore {
                 .map_err(pg_err)?
                 .get(0);
             if open == 0 {
-                tx.execute(
-                    "INSERT INTO epochs (number, status, modulus, opened_at_ms)
-                     SELECT COALESCE(MAX(number), 0) + 1, 'open', $1, $2 FROM epochs",
-                    &[&modulus, &now_ms],
-                )
-                .await
-                .map_err(pg_err)?;
+                let next: i64 = tx
+                    .query_one("SELECT COALESCE(MAX(number), 0) + 1 FROM epochs", &[])
+                    .await
+                    .map_err(pg_err)?
+                    .get(0);
+                open_epoch(&tx, next as u64, modulus, now_ms, params).await?;
             }
             tx.commit().await.map_err(pg_err)
         })
@@ -1114,7 +1176,13 @@ impl Store for PgStore {
             .map_err(|_| StoreError::Unavailable("the group committers have stopped".into()))?
     }
 
-    async fn close_epoch(&self, epoch: u64, now_ms: i64) -> StoreResult<Vec<Vec<u8>>> {
+    async fn close_epoch(
+        &self,
+        epoch: u64,
+        now_ms: i64,
+        nonce: [u8; 32],
+        next: &PlanParams,
+    ) -> StoreResult<Vec<Vec<u8>>> {
         // Status only moves forward, so an epoch seen closed needs no gate (which would pause
         // inserts on every replica for nothing).
         match self.epoch(epoch).await?.map(|e| e.status) {
@@ -1145,19 +1213,25 @@ impl Store for PgStore {
             let current = lock_epoch(&tx, epoch).await?;
             match current.status {
                 EpochStatus::Open => {
+                    let closed_at = super::close_time(current.plan.as_ref(), now_ms);
+                    let nonce = current.plan.map(|_| nonce.to_vec());
                     tx.execute(
-                        "UPDATE epochs SET status = 'closed', closed_at_ms = $2 WHERE number = $1",
-                        &[&(epoch as i64), &now_ms],
+                        "UPDATE epochs SET status = 'closed', closed_at_ms = $2, nonce = $3
+                         WHERE number = $1",
+                        &[&(epoch as i64), &closed_at, &nonce],
                     )
                     .await
                     .map_err(pg_err)?;
-                    tx.execute(
-                        "INSERT INTO epochs (number, status, modulus, opened_at_ms)
-                         VALUES ($1, 'open', $2, $3)",
-                        &[&(epoch as i64 + 1), &current.modulus, &now_ms],
+                    // The next epoch opens now: after a stall past the deadline, the time
+                    // between is no epoch's (games were refused then).
+                    open_epoch(
+                        &tx,
+                        epoch + 1,
+                        &current.modulus,
+                        now_ms.max(closed_at),
+                        next,
                     )
-                    .await
-                    .map_err(pg_err)?;
+                    .await?;
                 }
                 EpochStatus::Closed => {}
                 EpochStatus::Resolved => {

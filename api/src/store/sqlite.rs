@@ -15,8 +15,8 @@ use super::{
     AnchorBatch, AnchorCounts, AnchorTx, ApiKey, BuildInstant, EpochInput, EpochOutput,
     EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution, IdempotencyClaim,
     IdempotencyKey, IdempotentResponse, Lease, NewGame, NewReceipt, NotaryBatch, NotaryCounts,
-    PaymentNonce, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord, SettlingPayment, Store,
-    StoreError, StoreResult,
+    PaymentNonce, PlanParams, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord, SettlingPayment,
+    Store, StoreError, StoreResult,
 };
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
@@ -43,6 +43,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (
         7,
         include_str!("../../migrations/sqlite/0007_game_totals.sql"),
+    ),
+    (
+        8,
+        include_str!("../../migrations/sqlite/0008_epoch_timing.sql"),
     ),
 ];
 
@@ -553,14 +557,19 @@ fn constraint_or_unavailable(e: rusqlite::Error, game_id: &str) -> StoreError {
 fn insert_game(tx: &Transaction<'_>, g: &NewGame) -> StoreResult<u64> {
     // Both statements are cached: they run once per bet, and compiling them cost as much as
     // running them.
-    let (epoch, seq): (i64, i64) = tx
+    let (epoch, seq, deadline): (i64, i64, Option<i64>) = tx
         .prepare_cached(
-            "SELECT e.number, COALESCE((SELECT MAX(seq) + 1 FROM games WHERE epoch = e.number), 0)
+            "SELECT e.number, COALESCE((SELECT MAX(seq) + 1 FROM games WHERE epoch = e.number), 0),
+                 e.deadline_ms
              FROM epochs e WHERE e.status = 'open'",
         )
-        .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+        .and_then(|mut st| {
+            st.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .optional()
+        })
         .map_err(unavailable)?
         .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))?;
+    super::refuse_overdue(epoch as u64, deadline, crate::epoch::now_ms())?;
     let mut insert = tx
         .prepare_cached(
             "INSERT INTO games (game_id, request_id, game, bet_type, target, combo, amount,
@@ -590,7 +599,8 @@ fn insert_game(tx: &Transaction<'_>, g: &NewGame) -> StoreResult<u64> {
 }
 
 const EPOCH_COLUMNS: &str = "number, status, modulus, opened_at_ms, closed_at_ms, iterations, \
-     prev_y, bets_root, bet_count, x, y, pi, l, checkpoints, computation_ms, resolved_at_ms";
+     prev_y, bets_root, bet_count, x, y, pi, l, checkpoints, computation_ms, resolved_at_ms, \
+     plan_previous, plan_iterations, plan_margin_centi, plan_rate, deadline_ms, nonce";
 
 fn epoch_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<EpochRecord>> {
     let status: String = r.get(1)?;
@@ -637,12 +647,19 @@ fn epoch_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<EpochRecord>> {
         Ok(s) => s,
         Err(e) => return Ok(Err(e)),
     };
+    let plan = super::codec::epoch_plan(r.get(16)?, r.get(17)?, r.get(18)?, r.get(19)?, r.get(20)?);
+    let nonce = match super::codec::nonce(r.get(21)?) {
+        Ok(n) => n,
+        Err(e) => return Ok(Err(e)),
+    };
     Ok(Ok(EpochRecord {
         number: r.get::<_, i64>(0)? as u64,
         status,
         modulus: r.get(2)?,
         opened_at_ms: r.get(3)?,
         closed_at_ms: r.get(4)?,
+        plan,
+        nonce,
         input,
         output,
     }))
@@ -843,6 +860,44 @@ pub(super) fn query_pool_batches(
     .collect()
 }
 
+/// Inserts epoch `number`, open from `opened_at_ms`, with its plan from `params` (its
+/// predecessor's close and T read here, in the same transaction).
+fn open_epoch(
+    tx: &Transaction<'_>,
+    number: u64,
+    modulus: &str,
+    opened_at_ms: i64,
+    params: &PlanParams,
+) -> StoreResult<()> {
+    let previous = params.previous(number);
+    let predecessor = match previous {
+        0 => None,
+        p => {
+            let rec = query_epoch(tx, "WHERE number = ?1", [p as i64])?
+                .ok_or_else(|| StoreError::Corrupt(format!("epoch {p} is missing")))?;
+            Some(super::predecessor_of(&rec, params)?)
+        }
+    };
+    let plan = params.plan(number, opened_at_ms, predecessor);
+    tx.execute(
+        "INSERT INTO epochs (number, status, modulus, opened_at_ms, plan_previous,
+             plan_iterations, plan_margin_centi, plan_rate, deadline_ms)
+         VALUES (?1, 'open', ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            number as i64,
+            modulus,
+            opened_at_ms,
+            plan.previous as i64,
+            plan.iterations as i64,
+            plan.margin_centi,
+            plan.squarings_per_second as i64,
+            plan.deadline_ms
+        ],
+    )
+    .map_err(unavailable)?;
+    Ok(())
+}
+
 fn status_of(conn: &Connection, epoch: u64) -> StoreResult<Option<EpochStatus>> {
     let s: Option<String> = conn
         .query_row(
@@ -920,11 +975,14 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn bootstrap(&self, modulus: &str, now_ms: i64) -> StoreResult<()> {
+    async fn bootstrap(&self, modulus: &str, now_ms: i64, params: &PlanParams) -> StoreResult<()> {
         let modulus = modulus.to_owned();
+        let params = *params;
         self.write("bootstrap", move |tx| {
             let stored: Option<String> = tx
-                .query_row("SELECT value FROM meta WHERE key = 'modulus'", [], |r| r.get(0))
+                .query_row("SELECT value FROM meta WHERE key = 'modulus'", [], |r| {
+                    r.get(0)
+                })
                 .optional()
                 .map_err(unavailable)?;
             match stored {
@@ -944,17 +1002,19 @@ impl Store for SqliteStore {
                 }
             }
             let open: i64 = tx
-                .query_row("SELECT COUNT(*) FROM epochs WHERE status = 'open'", [], |r| r.get(0))
+                .query_row(
+                    "SELECT COUNT(*) FROM epochs WHERE status = 'open'",
+                    [],
+                    |r| r.get(0),
+                )
                 .map_err(unavailable)?;
             if open == 0 {
                 let next: i64 = tx
-                    .query_row("SELECT COALESCE(MAX(number), 0) + 1 FROM epochs", [], |r| r.get(0))
+                    .query_row("SELECT COALESCE(MAX(number), 0) + 1 FROM epochs", [], |r| {
+                        r.get(0)
+                    })
                     .map_err(unavailable)?;
-                tx.execute(
-                    "INSERT INTO epochs (number, status, modulus, opened_at_ms) VALUES (?1, 'open', ?2, ?3)",
-                    params![next, modulus, now_ms],
-                )
-                .map_err(unavailable)?;
+                open_epoch(tx, next as u64, &modulus, now_ms, &params)?;
             }
             Ok(())
         })
@@ -978,29 +1038,50 @@ impl Store for SqliteStore {
             .map_err(|_| unavailable("the writer thread has stopped"))?
     }
 
-    async fn close_epoch(&self, epoch: u64, now_ms: i64) -> StoreResult<Vec<Vec<u8>>> {
+    async fn close_epoch(
+        &self,
+        epoch: u64,
+        now_ms: i64,
+        nonce: [u8; 32],
+        next: &PlanParams,
+    ) -> StoreResult<Vec<Vec<u8>>> {
+        let next = *next;
         self.write("close_epoch", move |tx| {
             match status_of(tx, epoch)? {
                 Some(EpochStatus::Open) => {
+                    let current = query_epoch(tx, "WHERE number = ?1", [epoch as i64])?
+                        .ok_or_else(|| {
+                            StoreError::Conflict(format!("epoch {epoch} does not exist"))
+                        })?;
+                    let closed_at = super::close_time(current.plan.as_ref(), now_ms);
+                    let nonce = current.plan.map(|_| nonce.to_vec());
                     tx.execute(
-                        "UPDATE epochs SET status = 'closed', closed_at_ms = ?2 WHERE number = ?1",
-                        params![epoch as i64, now_ms],
+                        "UPDATE epochs SET status = 'closed', closed_at_ms = ?2, nonce = ?3
+                         WHERE number = ?1",
+                        params![epoch as i64, closed_at, nonce],
                     )
                     .map_err(unavailable)?;
-                    let modulus: String = tx
-                        .query_row("SELECT modulus FROM epochs WHERE number = ?1", [epoch as i64], |r| r.get(0))
-                        .map_err(unavailable)?;
-                    tx.execute(
-                        "INSERT INTO epochs (number, status, modulus, opened_at_ms) VALUES (?1, 'open', ?2, ?3)",
-                        params![epoch as i64 + 1, modulus, now_ms],
-                    )
-                    .map_err(unavailable)?;
+                    // The next epoch opens now: after a stall past the deadline, the time
+                    // between is no epoch's (games were refused then).
+                    open_epoch(
+                        tx,
+                        epoch + 1,
+                        &current.modulus,
+                        now_ms.max(closed_at),
+                        &next,
+                    )?;
                 }
                 Some(EpochStatus::Closed) => {}
                 Some(EpochStatus::Resolved) => {
-                    return Err(StoreError::Conflict(format!("epoch {epoch} is already resolved")))
+                    return Err(StoreError::Conflict(format!(
+                        "epoch {epoch} is already resolved"
+                    )))
                 }
-                None => return Err(StoreError::Conflict(format!("epoch {epoch} does not exist"))),
+                None => {
+                    return Err(StoreError::Conflict(format!(
+                        "epoch {epoch} does not exist"
+                    )))
+                }
             }
             Ok(())
         })

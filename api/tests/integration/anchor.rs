@@ -400,7 +400,7 @@ fn an_rpc_url_without_a_key_or_with_a_bad_key_stops_start_up() {
         &data,
         "--modulus",
         "test512",
-        "--iterations",
+        "--epoch-ms",
         "100",
         "--anchor-rpc-url",
         "http://127.0.0.1:9",

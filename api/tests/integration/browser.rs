@@ -132,6 +132,7 @@ fn the_page_verifies_honest_games_and_names_the_tampered_step() {
             "epoch_chain",
             "epoch_input",
             "vdf_proof",
+            "timing",
             "rng_value",
         ] {
             assert!(
@@ -184,6 +185,34 @@ fn the_page_verifies_honest_games_and_names_the_tampered_step() {
             "the outcome must name the failing step: {text}"
         );
     }
+
+    // The epoch's close moved far past its bound, in the proof and in the epoch's record
+    // alike: the page's `timing` fails (and `epoch_input`, since the seed binds the close).
+    let (_, v) = server.get(&format!("/api/v1/verify/{dice_id}"));
+    let e = v["proof"]["vdfEpoch"].as_u64().expect("epoch");
+    let late = v["proof"]["timing"]["deadline_ms"]
+        .as_i64()
+        .expect("deadline")
+        + 60_000;
+    let (verify_path, epoch_path) = (
+        format!("/api/v1/verify/{dice_id}"),
+        format!("/api/v1/epochs/{e}"),
+    );
+    let proxy = tampering_proxy(&server.url, move |path, v| {
+        if path == verify_path {
+            v["proof"]["timing"]["closed_at_ms"] = json!(late);
+        } else if path == epoch_path {
+            v["closed_at_ms"] = json!(late);
+        }
+    });
+    let page = open_page(&proxy, dice_id, "tampered-timing");
+    assert_eq!(page["status"], "failed", "{page}");
+    let failed: Vec<String> = checks(&page)
+        .into_iter()
+        .filter(|(_, p)| !p)
+        .map(|(n, _)| n)
+        .collect();
+    assert!(failed.iter().any(|n| n == "timing"), "{failed:?}: {page}");
 }
 
 /// A class-group service (docs/PROTOCOL.md §19): the page derives each epoch's discriminant
@@ -194,14 +223,7 @@ fn the_page_verifies_a_class_group_game() {
     let dir = tempfile::tempdir().expect("tempdir");
     let server = Server::start(
         dir.path(),
-        &[
-            "--group",
-            "classgroup-512",
-            "--iterations",
-            "2000",
-            "--epoch-ms",
-            "300",
-        ],
+        &["--group", "classgroup-512", "--epoch-ms", "300"],
     );
     let body = json!({"bet_type": "over7", "amount": 2.5, "player_seed": "browser"});
     let (status, r) = server.post("/api/v1/games/dice/bet", &body);

@@ -242,6 +242,12 @@ fn chaos_database_cut_and_restored_under_the_full_load() {
     let (proxy, url) = schema.through_proxy();
     let (key, key_id) = create_key_in(&["--database-url", &schema.url()], "chaos");
     let server = Server::start_pg(&url, &flags(PG_POOL));
+    // Pool-served bets are among the promises checked: let the pool fill before the load and
+    // the cuts keep its generator busy (with every server of the suite running its VDF, the
+    // first batches can come after the first cut).
+    wait_for("the pool filled", RESOLVE, || {
+        server.get("/api/v1/stats").1["pool"]["depth"].as_u64() >= Some(60)
+    });
     let targets = Arc::new(RwLock::new(vec![server.url.clone()]));
     let load = Load::start(targets, THREADS, &Mix::full(&key));
     let auth = format!("Bearer {key}");

@@ -69,6 +69,7 @@ fn honest_games_pass_and_every_tampering_is_named() {
             "epoch_chain",
             "epoch_input",
             "vdf_proof",
+            "timing",
             "rng_value",
         ] {
             assert!(

@@ -102,6 +102,7 @@ fn anchored_games_check_on_chain_and_lies_about_anchors_fail() {
         &[
             "merkle_inclusion",
             "vdf_proof",
+            "timing",
             "anchor_inclusion",
             "anchor_onchain",
         ],
@@ -301,6 +302,22 @@ fn anchored_games_check_on_chain_and_lies_about_anchors_fail() {
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(
         t.contains(&format!("FAIL epoch {bad} anchor_inclusion")),
+        "{t}"
+    );
+    // The operator's clock an hour ahead of the chain's for one anchored epoch: its block's
+    // timestamp bounds the times it publishes (docs/PROTOCOL.md §10, "Whose numbers").
+    let target = format!("/api/v1/epochs/{bad}");
+    let url = tampering_proxy(&s.url, move |path, v| {
+        if path == target {
+            let later = v["resolved_at_ms"].as_i64().expect("resolved_at_ms") + 3_600_000;
+            v["resolved_at_ms"] = json!(later);
+        }
+    });
+    let out = audit(&url, through, &g.url);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains(&format!("FAIL epoch {bad} timing")) && t.contains("after the block"),
         "{t}"
     );
 }

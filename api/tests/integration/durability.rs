@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use vrs::store::postgres::PgStore;
 use vrs::store::sqlite::SqliteStore;
 use vrs::store::{EpochStatus, Store};
-use vrs_engine::epoch::{epoch_input, genesis_output};
+use vrs_engine::epoch::{epoch_input, epoch_seed_v2, genesis_output};
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle;
 use vrs_engine::vdf::verify_encoded;
@@ -51,7 +51,8 @@ pub async fn check_chain(store: &dyn Store, accepted: &Promises) -> u64 {
         .unwrap()
         .expect("some epoch resolved")
         .number;
-    let mut prev_y = m.encode(&genesis_output(&m));
+    // Every epoch's output, by number (0: the genesis output).
+    let mut outputs = BTreeMap::from([(0u64, m.encode(&genesis_output(&m)))]);
     let mut games_in_chain = 0;
     // How often each game appears in the chain's epochs.
     let mut occurrences: BTreeMap<String, usize> = BTreeMap::new();
@@ -62,21 +63,26 @@ pub async fn check_chain(store: &dyn Store, accepted: &Promises) -> u64 {
             .unwrap()
             .unwrap_or_else(|| panic!("epoch {e} was skipped"));
         assert_eq!(rec.status, EpochStatus::Resolved, "epoch {e}");
-        let input = rec.input.unwrap();
-        let output = rec.output.unwrap();
+        let input = rec.input.clone().unwrap();
+        let output = rec.output.clone().unwrap();
+        let p = rec.previous();
+        let prev_y = outputs[&p].clone();
         let leaves = store.epoch_leaves(e).await.unwrap();
         let hashes: Vec<merkle::Hash> = leaves.iter().map(|l| merkle::leaf_hash(l)).collect();
         let root = merkle::root(&hashes);
-        assert_eq!(
-            input.prev_y,
-            prev_y,
-            "epoch {e} does not chain to {}",
-            e - 1
-        );
+        assert_eq!(input.prev_y, prev_y, "epoch {e} does not chain to {p}");
         assert_eq!(input.bets_root, root, "epoch {e}: bets root");
         assert_eq!(input.bet_count, leaves.len() as u64);
-        let prev = m.decode("prev", &prev_y).unwrap();
-        let x = epoch_input(&m, e, &prev, &root, input.iterations);
+        let x = match (rec.timing(), rec.nonce) {
+            (Some(timing), Some(nonce)) => {
+                assert_eq!(timing.iterations, input.iterations, "epoch {e}: T");
+                m.hash_to_group(&epoch_seed_v2(e, &prev_y, &root, &nonce, &timing))
+            }
+            _ => {
+                let prev = m.decode("prev", &prev_y).unwrap();
+                epoch_input(&m, e, &prev, &root, input.iterations)
+            }
+        };
         assert_eq!(input.x, m.encode(&x), "epoch {e} ran on another input");
         verify_encoded(
             &m,
@@ -97,7 +103,7 @@ pub async fn check_chain(store: &dyn Store, accepted: &Promises) -> u64 {
             *occurrences.entry(g.new.game_id.clone()).or_default() += 1;
         }
         games_in_chain += leaves.len();
-        prev_y = output.y;
+        outputs.insert(e, output.y);
     }
     let on_epoch_path: Vec<&String> = accepted
         .iter()

@@ -22,14 +22,18 @@ struct Api {
 async fn api() -> Api {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path()).unwrap();
-    store.bootstrap("test512", 0).await.unwrap();
+    store
+        .bootstrap("test512", 0, &crate::OPEN_ENDED)
+        .await
+        .unwrap();
     let state = AppState {
         store: Arc::new(store),
         engine: Arc::new(EngineStatus::default()),
         modulus: "test512".into(),
         iterations: 1000,
         epoch_ms: 5000,
-        squarings_per_second: None,
+        margin_centi: 150,
+        lanes: 1,
         limits: Limits::default(),
         started: Instant::now(),
         pool: vrs::pool::PoolConfig::disabled(),

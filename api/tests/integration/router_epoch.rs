@@ -26,17 +26,39 @@ async fn call(router: &axum::Router, req: Request<Body>) -> (StatusCode, Value) 
 async fn a_bet_resolves_and_entropy_names_its_epoch() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).unwrap());
-    // Epoch 1 "opened" long ago closes at once; epoch 2 then stays open for a minute, so
-    // epoch 1 is the only one that resolves during the test.
-    store.bootstrap("test512", 0).await.unwrap();
+    // Epoch 1 takes games for about 200 ms (its plan's deadline), then the chain runs on.
+    let m = Modulus::by_name("test512").unwrap();
+    let rate = vrs_engine::calibrate::squarings_per_second(&m, Duration::from_millis(100)).unwrap();
+    let config = EpochConfig {
+        group: vrs::group::Group::Rsa(m),
+        schedule: vrs::epoch::schedule::Schedule {
+            iterations: (rate / 10.0) as u64,
+            lanes: 1,
+            margin_centi: 150,
+            epoch_ms: 100.0,
+            seconds_per_rate: None,
+        },
+    };
+    store
+        .bootstrap(
+            "test512",
+            vrs::epoch::now_ms(),
+            &config.plan_params(rate as u64),
+        )
+        .await
+        .unwrap();
     let engine = Arc::new(EngineStatus::default());
+    engine
+        .squarings_per_second
+        .store(rate as u64, std::sync::atomic::Ordering::Relaxed);
     let router = app(Arc::new(AppState {
         store: Arc::clone(&store),
         engine: Arc::clone(&engine),
         modulus: "test512".into(),
-        iterations: 500,
-        epoch_ms: 60_000,
-        squarings_per_second: None,
+        iterations: config.schedule.iterations,
+        epoch_ms: 100,
+        margin_centi: 150,
+        lanes: 1,
         limits: Limits::default(),
         started: Instant::now(),
         pool: vrs::pool::PoolConfig::disabled(),
@@ -60,11 +82,6 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
     assert_eq!(bet["resolves_at_epoch"], 1);
     let id = bet["game_id"].as_str().unwrap().to_owned();
 
-    let config = EpochConfig {
-        group: vrs::group::Group::Rsa(Modulus::by_name("test512").unwrap()),
-        iterations: 500,
-        epoch_ms: 60_000,
-    };
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(
         EpochLoop::new(Arc::clone(&store), config, engine)
@@ -89,24 +106,45 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(game["result"]["epoch"], 1);
+    // The chain runs on (an epoch cannot stay open once its predecessor's output exists):
+    // stop it, then the entropy endpoint publishes the latest resolved epoch.
+    stop.send(true).unwrap();
+    task.await.unwrap();
+    let (_, stats) = call(
+        &router,
+        Request::get("/api/v1/stats").body(Body::empty()).unwrap(),
+    )
+    .await;
+    let last = stats["epoch"]["last_resolved"].as_u64().unwrap();
+    assert!(last >= 1, "{stats}");
+    assert!(stats["epoch"]["current"].as_u64() > Some(last), "{stats}");
+    assert_eq!(stats["resolved_games"], 1);
+    assert_eq!(stats["epoch"]["security"]["margin"], 1.5);
     let (s, ent) = call(
         &router,
         Request::get("/api/v1/entropy").body(Body::empty()).unwrap(),
     )
     .await;
     assert_eq!(s, StatusCode::OK);
-    assert_eq!(ent["epoch"], 1);
-    assert_eq!(ent["verify_url"], format!("/api/v1/verify/{id}"));
-    assert_eq!(ent["entropy"], game["result"]["entropy"]);
+    assert_eq!(ent["epoch"], last);
     assert_eq!(ent["veo_class"], "VEO-WESOLOWSKI-TEST512");
-    let (_, stats) = call(
+    let (_, rec) = call(
         &router,
-        Request::get("/api/v1/stats").body(Body::empty()).unwrap(),
+        Request::get(format!("/api/v1/epochs/{last}"))
+            .body(Body::empty())
+            .unwrap(),
     )
     .await;
-    assert_eq!(stats["epoch"]["current"], 2);
-    assert_eq!(stats["epoch"]["last_resolved"], 1);
-    assert_eq!(stats["resolved_games"], 1);
-    stop.send(true).unwrap();
-    task.await.unwrap();
+    assert_eq!(ent["entropy"], rec["y"]);
+    let (_, first) = call(
+        &router,
+        Request::get("/api/v1/epochs/1")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(first["y"], game["result"]["entropy"]);
+    if last == 1 {
+        assert_eq!(ent["verify_url"], format!("/api/v1/verify/{id}"));
+    }
 }

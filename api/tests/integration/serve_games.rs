@@ -101,13 +101,28 @@ fn check_independently(v: &Value, bet: &Value) -> Vec<u8> {
         &hash32(&proof["bets_root"]),
     ));
 
-    // The epoch input follows from the previous output, and the VDF proof holds.
+    // The epoch input follows from the previous output and the version-2 commitment (its
+    // predecessor, nonce and timing: docs/PROTOCOL.md §10), and the VDF proof holds.
     let m = Modulus::by_name(proof["modulus"].as_str().unwrap()).unwrap();
     let e = proof["vdfEpoch"].as_u64().unwrap();
     let t = proof["iterations"].as_u64().unwrap();
-    let prev = m.decode("prev", &unhex(&proof["previous_output"])).unwrap();
-    let x = epoch::epoch_input(&m, e, &prev, &hash32(&proof["bets_root"]), t);
-    assert_eq!(m.encode(&x), unhex(&proof["x"]));
+    let timing = &proof["timing"];
+    assert_eq!(timing["version"], 2);
+    let commitment = epoch::Timing {
+        previous: timing["previous_epoch"].as_u64().unwrap(),
+        iterations: t,
+        opened_at_ms: timing["opened_at_ms"].as_u64().unwrap(),
+        closed_at_ms: timing["closed_at_ms"].as_u64().unwrap(),
+        margin_centi: (timing["security_margin"].as_f64().unwrap() * 100.0).round() as u32,
+        squarings_per_second: timing["squarings_per_second"].as_u64().unwrap(),
+    };
+    let nonce: [u8; 32] = unhex(&timing["nonce"]).try_into().unwrap();
+    let prev = unhex(&proof["previous_output"]);
+    m.decode("prev", &prev).unwrap();
+    let seed = epoch::epoch_seed_v2(e, &prev, &hash32(&proof["bets_root"]), &nonce, &commitment);
+    assert_eq!(m.encode(&m.hash_to_group(&seed)), unhex(&proof["x"]));
+    // The window keeps the bound of the declared margin (the service's own check agrees).
+    assert_eq!(commitment.previous, e - 1, "one VDF lane: p(e) = e − 1");
     let y = unhex(&proof["y"]);
     vdf::verify_encoded(
         &m,

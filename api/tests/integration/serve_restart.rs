@@ -43,14 +43,7 @@ fn restart_resolves_accepted_bets_and_continues_the_chain() {
 
     // Long epochs: the next bets are certainly still pending when the server stops.
     drop(server);
-    let slow = [
-        "--modulus",
-        "test512",
-        "--iterations",
-        "3000",
-        "--epoch-ms",
-        "3000",
-    ];
+    let slow = ["--modulus", "test512", "--epoch-ms", "3000"];
     let server = Server::start(dir.path(), &slow);
     let pending: Vec<(String, u64)> = (0..3)
         .map(|i| {
@@ -90,14 +83,7 @@ fn restart_resolves_accepted_bets_and_continues_the_chain() {
 fn a_crash_during_the_vdf_recomputes_the_same_epoch_on_restart() {
     let dir = tempfile::tempdir().unwrap();
     // T large enough that the VDF is certainly still running when the test kills the server.
-    let slow_vdf = [
-        "--modulus",
-        "test512",
-        "--iterations",
-        "2000000",
-        "--epoch-ms",
-        "200",
-    ];
+    let slow_vdf = ["--modulus", "test512", "--iterations", "2000000"];
     let server = Server::start(dir.path(), &slow_vdf);
     let (id, epoch) = bet(
         &server,

@@ -66,10 +66,14 @@ fn resolution(id: &str) -> GameResolution {
 }
 
 async fn lifecycle(s: &dyn Store) {
-    s.bootstrap("test512", 10).await.unwrap();
-    s.bootstrap("test512", 20).await.unwrap();
+    s.bootstrap("test512", 10, &crate::OPEN_ENDED)
+        .await
+        .unwrap();
+    s.bootstrap("test512", 20, &crate::OPEN_ENDED)
+        .await
+        .unwrap();
     assert!(matches!(
-        s.bootstrap("rsa2048", 30).await,
+        s.bootstrap("rsa2048", 30, &crate::OPEN_ENDED).await,
         Err(StoreError::Conflict(_))
     ));
     let open = s.open_epoch().await.unwrap();
@@ -87,10 +91,15 @@ async fn lifecycle(s: &dyn Store) {
         ),
         "duplicate game id"
     );
-    let leaves = s.close_epoch(1, 50).await.unwrap();
+    let leaves = s
+        .close_epoch(1, 50, [7; 32], &crate::OPEN_ENDED)
+        .await
+        .unwrap();
     assert_eq!(leaves, [b"leaf1".to_vec(), b"leaf2".to_vec()]);
     assert_eq!(
-        s.close_epoch(1, 60).await.unwrap(),
+        s.close_epoch(1, 60, [7; 32], &crate::OPEN_ENDED)
+            .await
+            .unwrap(),
         leaves,
         "closing again is idempotent"
     );
@@ -191,7 +200,7 @@ async fn lifecycle(s: &dyn Store) {
 /// database); the first one closes the epochs.
 async fn inserts_race_closes(stores: Vec<Arc<dyn Store>>) {
     let s = Arc::clone(&stores[0]);
-    s.bootstrap("test512", 0).await.unwrap();
+    s.bootstrap("test512", 0, &crate::OPEN_ENDED).await.unwrap();
     let mut tasks = Vec::new();
     for i in 0..400u32 {
         let s = Arc::clone(&stores[i as usize % stores.len()]);
@@ -203,7 +212,12 @@ async fn inserts_race_closes(stores: Vec<Arc<dyn Store>>) {
     for _ in 0..5 {
         tokio::task::yield_now().await;
         let e = s.open_epoch().await.unwrap().number;
-        closed.push((e, s.close_epoch(e, 0).await.unwrap()));
+        closed.push((
+            e,
+            s.close_epoch(e, 0, [7; 32], &crate::OPEN_ENDED)
+                .await
+                .unwrap(),
+        ));
     }
     let mut reported = std::collections::BTreeMap::new();
     for t in tasks {
@@ -258,7 +272,10 @@ async fn sqlite_inserts_race_closes() {
 /// Epochs close while inserts keep streaming in from every store (a closer must not wait for
 /// a gap in the inserts), and every game lands in the epoch its insert reported.
 async fn closes_go_through_a_stream_of_inserts(stores: Vec<Arc<dyn Store>>) {
-    stores[0].bootstrap("test512", 0).await.unwrap();
+    stores[0]
+        .bootstrap("test512", 0, &crate::OPEN_ENDED)
+        .await
+        .unwrap();
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     let stop = Arc::new(AtomicBool::new(false));
     let inserted = Arc::new(AtomicU64::new(0));
@@ -288,10 +305,13 @@ async fn closes_go_through_a_stream_of_inserts(stores: Vec<Arc<dyn Store>>) {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         let e = closer.open_epoch().await.unwrap().number;
-        let leaves = tokio::time::timeout(Duration::from_secs(60), closer.close_epoch(e, 0))
-            .await
-            .expect("a close waited for the inserts to pause")
-            .unwrap();
+        let leaves = tokio::time::timeout(
+            Duration::from_secs(60),
+            closer.close_epoch(e, 0, [7; 32], &crate::OPEN_ENDED),
+        )
+        .await
+        .expect("a close waited for the inserts to pause")
+        .unwrap();
         closed.push((e, leaves.len()));
     }
     stop.store(true, Ordering::Relaxed);
@@ -314,7 +334,7 @@ async fn closes_go_through_a_stream_of_inserts(stores: Vec<Arc<dyn Store>>) {
 /// More games than one write batch: resolution covers all of them, seen by readers all at once,
 /// and the positions follow acceptance order whatever order the resolutions come in.
 async fn a_large_epoch_resolves(s: Arc<dyn Store>) {
-    s.bootstrap("test512", 0).await.unwrap();
+    s.bootstrap("test512", 0, &crate::OPEN_ENDED).await.unwrap();
     let n = 12_000u32;
     let inserts: Vec<_> = (0..n)
         .map(|i| {
@@ -325,7 +345,10 @@ async fn a_large_epoch_resolves(s: Arc<dyn Store>) {
     for t in inserts {
         assert_eq!(t.await.unwrap(), 1);
     }
-    let leaves = s.close_epoch(1, 1).await.unwrap();
+    let leaves = s
+        .close_epoch(1, 1, [7; 32], &crate::OPEN_ENDED)
+        .await
+        .unwrap();
     assert_eq!(leaves.len(), n as usize);
     s.set_epoch_input(1, &input(u64::from(n))).await.unwrap();
     let order: Vec<String> = s
@@ -422,7 +445,7 @@ fn instant_at(tag: u32, created_at_ms: Option<i64>) -> BuildInstant {
 /// The pool chain: batches extend it or are refused; entries are served in index order, each
 /// once, and stored resolved; an empty pool serves nothing and writes nothing.
 async fn pool_serves_in_order(s: &dyn Store) {
-    s.bootstrap("test512", 0).await.unwrap();
+    s.bootstrap("test512", 0, &crate::OPEN_ENDED).await.unwrap();
     assert_eq!(s.last_pool_batch().await.unwrap(), None);
     assert!(
         s.serve_instant(instant(0)).await.unwrap().is_none(),
@@ -523,7 +546,7 @@ async fn serve_one(s: &dyn Store, tag: u32) {
 /// closed epoch, settled when the epoch resolves; instant games resolved from the start, before
 /// and after a resolution settles them; a resolution refused settles nothing.
 async fn game_counts_add_up(s: &dyn Store) {
-    s.bootstrap("test512", 0).await.unwrap();
+    s.bootstrap("test512", 0, &crate::OPEN_ENDED).await.unwrap();
     let counts = |total, resolved, dice, sicbo| GameCounts {
         total,
         resolved,
@@ -543,7 +566,9 @@ async fn game_counts_add_up(s: &dyn Store) {
         serve_one(s, tag).await;
     }
     assert_eq!(s.game_counts().await.unwrap(), counts(5, 2, 2, 3));
-    s.close_epoch(1, 1).await.unwrap();
+    s.close_epoch(1, 1, [7; 32], &crate::OPEN_ENDED)
+        .await
+        .unwrap();
     s.set_epoch_input(1, &input(3)).await.unwrap();
     s.insert_game(game(3, "dice")).await.unwrap();
     serve_one(s, 2).await;
@@ -557,7 +582,9 @@ async fn game_counts_add_up(s: &dyn Store) {
     serve_one(s, 3).await;
     assert_eq!(s.game_counts().await.unwrap(), counts(8, 7, 5, 3));
     // The next resolution settles the next epoch and only the instant games not yet settled.
-    s.close_epoch(2, 2).await.unwrap();
+    s.close_epoch(2, 2, [7; 32], &crate::OPEN_ENDED)
+        .await
+        .unwrap();
     s.set_epoch_input(2, &input(1)).await.unwrap();
     serve_one(s, 4).await;
     s.resolve_epoch(2, &output(), &[resolution(&game(3, "").game_id)])
@@ -585,7 +612,10 @@ async fn postgres_game_counts_add_up() {
 /// Concurrent instant bets through several stores (replicas): every entry goes to exactly one
 /// bet, the indices served are exactly 1..=n, and the rest find the pool empty.
 async fn pool_entries_are_served_once(stores: Vec<Arc<dyn Store>>) {
-    stores[0].bootstrap("test512", 0).await.unwrap();
+    stores[0]
+        .bootstrap("test512", 0, &crate::OPEN_ENDED)
+        .await
+        .unwrap();
     let (b1, e1) = pool_batch(None, 30);
     stores[0].commit_pool_batch(&b1, &e1).await.unwrap();
     let tasks: Vec<_> = (0..45u32)
@@ -698,10 +728,12 @@ async fn sqlite_a_resolution_cut_off_half_way_is_unseen_then_finished() {
     let (a, b) = (game(1, "dice"), game(2, "rng"));
     {
         let s = SqliteStore::open(dir.path()).unwrap();
-        s.bootstrap("test512", 0).await.unwrap();
+        s.bootstrap("test512", 0, &crate::OPEN_ENDED).await.unwrap();
         s.insert_game(a.clone()).await.unwrap();
         s.insert_game(b.clone()).await.unwrap();
-        s.close_epoch(1, 50).await.unwrap();
+        s.close_epoch(1, 50, [7; 32], &crate::OPEN_ENDED)
+            .await
+            .unwrap();
         s.set_epoch_input(1, &input(2)).await.unwrap();
     }
     {
@@ -784,7 +816,7 @@ async fn postgres_replicas_start_together_and_migrate_once() {
             let url = url.clone();
             tokio::spawn(async move {
                 let s = PgStore::connect(&url).await.unwrap();
-                s.bootstrap("test512", 0).await.unwrap();
+                s.bootstrap("test512", 0, &crate::OPEN_ENDED).await.unwrap();
             })
         })
         .collect();

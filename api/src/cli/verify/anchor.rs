@@ -372,6 +372,19 @@ impl<'a> Rpc<'a> {
         let v = self.call("eth_blockNumber", json!([]))?;
         quantity(&v).with_context(|| format!("{}: eth_blockNumber gave {v}", self.url))
     }
+
+    /// The timestamp (Unix ms) of the block that mined transaction `tx`; `None` when the node
+    /// knows no such mined transaction.
+    pub fn mined_at_ms(&self, tx: &str) -> anyhow::Result<Option<i64>> {
+        let t = self.call("eth_getTransactionByHash", json!([tx]))?;
+        let Some(block) = t.get("blockNumber").filter(|b| !b.is_null()) else {
+            return Ok(None);
+        };
+        let b = self.call("eth_getBlockByNumber", json!([block, false]))?;
+        let secs = quantity(&b["timestamp"])
+            .with_context(|| format!("{}: block {block} has no timestamp", self.url))?;
+        Ok(i64::try_from(secs).ok().map(|s| s.saturating_mul(1000)))
+    }
 }
 
 /// An Ethereum JSON-RPC quantity (`"0x1a"`); `None` for null or anything else.
