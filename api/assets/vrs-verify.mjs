@@ -538,12 +538,19 @@ const TIMING_K = 100000n;
  *
  * `facts`: {epoch: e, timing: null (version 1) or {previous, iterations, opened_at_ms,
  * closed_at_ms, margin_centi, squarings_per_second}, predecessor: null or {closed_at_ms,
- * iterations} of epoch p, prior_resolved_at_ms: resolved_at_ms of epoch e − 1 or null}.
+ * iterations} of epoch p, prior: null (e = 1) or {version, closed_at_ms, resolved_at_ms} of epoch
+ * e − 1}.
  * Returns a detail string, or throws CheckFailed.
  */
 export function checkTiming(facts) {
   const t = facts.timing;
-  if (!t) return "version 1: no timing commitment (an epoch from before the timing rule)";
+  const priorRec = facts.prior ?? null;
+  if (!t) {
+    if (priorRec && priorRec.version >= 2) {
+      fail(`a version-1 epoch after version-2 epoch ${facts.epoch - 1}: epochs never go back to the rules without a timing commitment`);
+    }
+    return "version 1: no timing commitment (an epoch from before the timing rule)";
+  }
   const e = BigInt(facts.epoch);
   const prev = BigInt(t.previous);
   const T = BigInt(t.iterations);
@@ -552,12 +559,19 @@ export function checkTiming(facts) {
   const m = BigInt(t.margin_centi);
   const r = BigInt(t.squarings_per_second);
 
-  // (a) Fixed before y of e − 1 was stored.
+  // (a) Fixed before y of e − 1 was stored, and opened after e − 1 closed (epochs resolve in
+  // order: a resolved e ≥ 2 has a resolved e − 1).
   let prior = "";
-  const stored = facts.prior_resolved_at_ms;
-  if (e > 1n && typeof stored === "number") {
-    const s = BigInt(stored);
+  if (e > 1n) {
+    if (!priorRec) fail(`epoch ${e - 1n}'s record is missing`);
+    if (typeof priorRec.resolved_at_ms !== "number" || typeof priorRec.closed_at_ms !== "number") {
+      fail(`epoch ${e - 1n} has no stored output or close time, yet epoch ${e} after it is resolved (epochs resolve in order)`);
+    }
+    const s = BigInt(priorRec.resolved_at_ms);
     if (closed > s) fail(`closed at ${closed} ms, after y of epoch ${e - 1n} was stored at ${s} ms: its games could still change while that output was known`);
+    if (opened < BigInt(priorRec.closed_at_ms)) {
+      fail(`opened at ${opened} ms, before epoch ${e - 1n} closed at ${priorRec.closed_at_ms} ms: two epochs took games at once`);
+    }
     prior = `closed ${s - closed} ms before y of epoch ${e - 1n} was stored; `;
   }
   // (b) A well-formed commitment.
@@ -1400,7 +1414,18 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
       if (published !== (c ? 2 : 1)) {
         fail(`the proof says version ${c ? 2 : 1} but epoch ${ei}'s record says version ${published}`);
       }
-      if (!c) return checkTiming({ epoch: ei, timing: null });
+      // Epoch e − 1's record: its version (no going back to version 1), its close (e opened
+      // after it) and when its y was stored (e closed before it).
+      let prior = null;
+      if (ei > 1) {
+        const before = await epochRecordOf(ei - 1);
+        prior = {
+          version: timingVersion(before, `epoch ${ei - 1}'s record`),
+          closed_at_ms: typeof before.closed_at_ms === "number" ? before.closed_at_ms : null,
+          resolved_at_ms: typeof before.resolved_at_ms === "number" ? before.resolved_at_ms : null,
+        };
+      }
+      if (!c) return checkTiming({ epoch: ei, timing: null, prior });
       const r = timingCommitment(rec, ei, rec.iterations, `epoch ${ei}'s record`);
       const same = [
         ["previous_epoch", c.previous, r.previous],
@@ -1414,11 +1439,6 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
       for (const [name, mine, theirs] of same) {
         if (mine !== theirs) fail(`epoch ${ei}'s published ${name} (${theirs}) differs from the proof's (${mine})`);
       }
-      let prior = null;
-      if (ei > 1) {
-        const before = await epochRecordOf(ei - 1);
-        if (typeof before.resolved_at_ms === "number") prior = before.resolved_at_ms;
-      }
       let predecessor = null;
       if (c.previous >= 1 && c.previous < ei) {
         const pr = await epochRecordOf(c.previous);
@@ -1429,7 +1449,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
           iterations: parseIterations(pr.iterations),
         };
       }
-      return checkTiming({ epoch: ei, timing: c, predecessor, prior_resolved_at_ms: prior });
+      return checkTiming({ epoch: ei, timing: c, predecessor, prior });
     });
   }
 

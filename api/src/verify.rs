@@ -118,18 +118,42 @@ pub struct TimingFacts {
     pub ran_iterations: Option<u64>,
     /// p(e)'s close and T, when p ≥ 1 and its record was found.
     pub predecessor: Option<vrs_engine::timing::Predecessor>,
-    /// When y of epoch e − 1 was stored (its resolved_at_ms), where it is.
-    pub prior_resolved_at_ms: Option<i64>,
-    /// The least margin (hundredths) the verifier accepts; 0: the protocol's least, 1.
+    /// Epoch e − 1's record, where e ≥ 2 and it was found.
+    pub prior: Option<PriorEpoch>,
+    /// The least margin (hundredths) the verifier asked for; 0: none asked (then the
+    /// protocol's least, 1, and version-1 epochs pass).
     pub min_margin_centi: u32,
 }
 
+/// What the `timing` step reads of epoch e − 1.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PriorEpoch {
+    pub version: u8,
+    pub closed_at_ms: Option<i64>,
+    /// When its y was stored.
+    pub resolved_at_ms: Option<i64>,
+}
+
 /// The `timing` step (docs/PROTOCOL.md §10, "Timing"): the epoch's games were fixed before y of
-/// epoch e − 1 was stored, and its window keeps the bound of its declared margin and rate.
-/// Version-1 epochs carry no timing commitment and pass, saying so.
+/// epoch e − 1 was stored, after e − 1's were, and its window keeps the bound of its declared
+/// margin and rate. Version-1 epochs carry no timing commitment and pass, saying so, unless
+/// they follow a version-2 epoch (a downgrade).
 pub fn timing_step(f: &TimingFacts) -> Result<String, String> {
     let e = f.epoch;
     let Some(timing) = f.timing else {
+        if f.min_margin_centi > 0 {
+            return Err(format!(
+                "version 1: the epoch makes no timing commitment, and a margin of {} was required",
+                vrs_engine::timing::centi(u64::from(f.min_margin_centi))
+            ));
+        }
+        if f.prior.is_some_and(|p| p.version >= 2) {
+            return Err(format!(
+                "a version-1 epoch after version-2 epoch {}: epochs never go back to the rules \
+                 without a timing commitment",
+                e - 1
+            ));
+        }
         return Ok(
             "version 1: no timing commitment (an epoch from before the timing rule; \
              docs/PROTOCOL.md §10 says what version 1 did not guarantee)"
@@ -152,20 +176,38 @@ pub fn timing_step(f: &TimingFacts) -> Result<String, String> {
         }
     }
     let closed = timing.closed_at_ms as i64;
-    let prior = match f.prior_resolved_at_ms {
-        Some(stored) if closed > stored => {
-            return Err(format!(
-                "closed at {closed} ms, after y of epoch {} was stored at {stored} ms: its games \
-                 could still change while that output was known",
+    let prior = match (e, f.prior) {
+        (0 | 1, _) => String::new(),
+        (_, None) => return Err(format!("epoch {}'s record is missing", e - 1)),
+        (_, Some(p)) => {
+            let (Some(stored), Some(prior_closed)) = (p.resolved_at_ms, p.closed_at_ms) else {
+                return Err(format!(
+                    "epoch {} has no stored output or close time, yet epoch {e} after it is \
+                     resolved (epochs resolve in order)",
+                    e - 1
+                ));
+            };
+            if closed > stored {
+                return Err(format!(
+                    "closed at {closed} ms, after y of epoch {} was stored at {stored} ms: its \
+                     games could still change while that output was known",
+                    e - 1
+                ));
+            }
+            if (timing.opened_at_ms as i64) < prior_closed {
+                return Err(format!(
+                    "opened at {} ms, before epoch {} closed at {prior_closed} ms: two epochs \
+                     took games at once",
+                    timing.opened_at_ms,
+                    e - 1
+                ));
+            }
+            format!(
+                "closed {} ms before y of epoch {} was stored; ",
+                stored - closed,
                 e - 1
-            ))
+            )
         }
-        Some(stored) => format!(
-            "closed {} ms before y of epoch {} was stored; ",
-            stored - closed,
-            e - 1
-        ),
-        None => String::new(),
     };
     let predecessor = match timing.previous {
         0 => None,
@@ -192,11 +234,11 @@ pub fn timing_check(epoch: &EpochRecord, n: &Neighbours) -> Result<String, Strin
                 iterations: p.iterations()?,
             })
         }),
-        prior_resolved_at_ms: n
-            .prior
-            .as_ref()
-            .and_then(|p| p.output.as_ref())
-            .map(|o| o.resolved_at_ms),
+        prior: n.prior.as_ref().map(|p| PriorEpoch {
+            version: p.version(),
+            closed_at_ms: p.closed_at_ms,
+            resolved_at_ms: p.output.as_ref().map(|o| o.resolved_at_ms),
+        }),
         min_margin_centi: 0,
     })
 }
@@ -714,4 +756,126 @@ pub(crate) fn outcome_steps(
             "note": if g.game == "rng" { json!("raw RNG request: nothing to evaluate") } else { Value::Null },
         }),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vrs_engine::epoch::Timing;
+    use vrs_engine::timing::Predecessor;
+
+    /// Epoch 5 taking y of epoch 4 (one lane); epoch 4 closed when 5 opened and its y was
+    /// stored after 5 closed.
+    fn facts() -> TimingFacts {
+        TimingFacts {
+            epoch: 5,
+            timing: Some(Timing {
+                previous: 4,
+                iterations: 1_000_000,
+                opened_at_ms: 9_400,
+                closed_at_ms: 10_000,
+                margin_centi: 200,
+                squarings_per_second: 1_000_000,
+            }),
+            ran_iterations: Some(1_000_000),
+            predecessor: Some(Predecessor {
+                closed_at_ms: 9_000,
+                iterations: 1_000_000,
+            }),
+            prior: Some(PriorEpoch {
+                version: 2,
+                closed_at_ms: Some(9_400),
+                resolved_at_ms: Some(10_050),
+            }),
+            min_margin_centi: 0,
+        }
+    }
+
+    fn fails(f: TimingFacts, why: &str) {
+        let err = timing_step(&f).expect_err(why);
+        assert!(err.contains(why), "{err}");
+    }
+
+    #[test]
+    fn the_rule_holds_and_each_part_of_it_fails_alone() {
+        let ok = timing_step(&facts()).expect("an honest epoch");
+        assert!(
+            ok.starts_with("closed 50 ms before y of epoch 4 was stored"),
+            "{ok}"
+        );
+        let with = |f: fn(&mut TimingFacts)| {
+            let mut x = facts();
+            f(&mut x);
+            x
+        };
+        fails(
+            with(|f| {
+                f.prior = Some(PriorEpoch {
+                    resolved_at_ms: Some(9_999),
+                    ..f.prior.unwrap_or_default()
+                })
+            }),
+            "after y of epoch 4 was stored",
+        );
+        fails(with(|f| f.prior = None), "epoch 4's record is missing");
+        fails(
+            with(|f| {
+                f.prior = Some(PriorEpoch {
+                    resolved_at_ms: None,
+                    ..f.prior.unwrap_or_default()
+                })
+            }),
+            "no stored output",
+        );
+        fails(
+            with(|f| {
+                f.prior = Some(PriorEpoch {
+                    closed_at_ms: Some(9_401),
+                    ..f.prior.unwrap_or_default()
+                })
+            }),
+            "two epochs took games at once",
+        );
+        fails(with(|f| f.ran_iterations = Some(999_999)), "the VDF ran T");
+        fails(
+            with(|f| f.min_margin_centi = 250),
+            "below the 2.5 this check requires",
+        );
+        fails(
+            with(|f| f.predecessor = None),
+            "(the predecessor) is missing",
+        );
+    }
+
+    #[test]
+    fn version_1_passes_unless_it_follows_version_2_or_a_margin_is_required() {
+        let v1 = TimingFacts {
+            timing: None,
+            prior: Some(PriorEpoch {
+                version: 1,
+                ..PriorEpoch::default()
+            }),
+            ..facts()
+        };
+        assert!(timing_step(&v1)
+            .expect("version 1")
+            .starts_with("version 1"));
+        fails(
+            TimingFacts {
+                prior: Some(PriorEpoch {
+                    version: 2,
+                    ..PriorEpoch::default()
+                }),
+                ..v1.clone()
+            },
+            "a version-1 epoch after version-2 epoch 4",
+        );
+        fails(
+            TimingFacts {
+                min_margin_centi: 100,
+                ..v1
+            },
+            "makes no timing commitment",
+        );
+    }
 }

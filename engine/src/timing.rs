@@ -90,24 +90,28 @@ pub fn allowance_ms(iterations: u64, margin_centi: u32, squarings_per_second: u6
 }
 
 /// bound_e in milliseconds, rounded down (the latest whole millisecond the rule allows);
-/// `None` when the margin or the rate is zero.
+/// `None` when the margin or the rate is zero, or the numbers are too large to compute with
+/// (beyond any real clock or squarer).
 pub fn close_bound_ms(t: &Timing, predecessor: Option<Predecessor>) -> Option<u64> {
-    let d = u128::from(t.margin_centi) * u128::from(t.squarings_per_second);
+    let d = u128::from(t.margin_centi).checked_mul(u128::from(t.squarings_per_second))?;
     if d == 0 {
         return None;
     }
-    let bound = start_scaled(t, predecessor, d) + u128::from(t.iterations) * K;
+    let bound = start_scaled(t, predecessor, d)?.checked_add(u128::from(t.iterations) * K)?;
     u64::try_from(bound / d).ok()
 }
 
 /// max(opened_e · D, closed_p · D + T_p · K): D times the earliest moment an adversary could
-/// begin to evaluate a bet set of e.
-fn start_scaled(t: &Timing, predecessor: Option<Predecessor>, d: u128) -> u128 {
-    let opened = u128::from(t.opened_at_ms) * d;
-    match predecessor {
-        Some(p) => opened.max(u128::from(p.closed_at_ms) * d + u128::from(p.iterations) * K),
-        None => opened,
-    }
+/// begin to evaluate a bet set of e; `None` on overflow.
+fn start_scaled(t: &Timing, predecessor: Option<Predecessor>, d: u128) -> Option<u128> {
+    let opened = u128::from(t.opened_at_ms).checked_mul(d)?;
+    let Some(p) = predecessor else {
+        return Some(opened);
+    };
+    let chained = u128::from(p.closed_at_ms)
+        .checked_mul(d)?
+        .checked_add(u128::from(p.iterations) * K)?;
+    Some(opened.max(chained))
 }
 
 /// The largest margin (in hundredths) under which this epoch's close still keeps the rule:
@@ -180,7 +184,13 @@ pub fn check(epoch: u64, t: &Timing, predecessor: Option<Predecessor>) -> Result
             ))
         }
     }
-    let bound = close_bound_ms(t, predecessor).unwrap_or(0);
+    let bound = close_bound_ms(t, predecessor).ok_or_else(|| {
+        format!(
+            "margin {} at {} squarings/s and these times are beyond what the rule computes with",
+            centi(u64::from(t.margin_centi)),
+            t.squarings_per_second
+        )
+    })?;
     let window = t.closed_at_ms - t.opened_at_ms;
     let a = allowance_ms(t.iterations, t.margin_centi, t.squarings_per_second);
     let margin = centi(u64::from(t.margin_centi));
@@ -325,6 +335,25 @@ mod tests {
             None
         )
         .is_err());
+    }
+
+    /// Numbers from an untrusted record never overflow the check: they fail it.
+    #[test]
+    fn absurd_numbers_fail_instead_of_wrapping() {
+        let t = Timing {
+            previous: 0,
+            iterations: u64::MAX,
+            opened_at_ms: u64::MAX - 1,
+            closed_at_ms: u64::MAX,
+            margin_centi: u32::MAX,
+            squarings_per_second: u64::MAX,
+        };
+        assert!(check(1, &t, None).is_err());
+        let p = Some(Predecessor {
+            closed_at_ms: 1,
+            iterations: u64::MAX,
+        });
+        assert!(check(2, &Timing { previous: 1, ..t }, p).is_err());
     }
 
     #[test]

@@ -602,25 +602,31 @@ test("the timing rule at the exact millisecond, in integers (checkTiming)", () =
   // PROTOCOL.md's example (engine/src/timing.rs): margin 2, R = 10^6, T = 10^6, a(T) = 500 ms.
   const base = { previous: 4, iterations: 1000000n, opened_at_ms: 9400, closed_at_ms: 10000, margin_centi: 200, squarings_per_second: 1000000 };
   const pred = { closed_at_ms: 9000, iterations: 1000000n };
+  // Epoch e − 1 (here also p): closed when e opened, its y stored well after e closed.
+  const prior = { version: 2, closed_at_ms: 9400, resolved_at_ms: 20000 };
   // Through p: y_p is no earlier than 9 500, so e may close up to 10 000 (a window of 600 ms).
-  assert.match(v.checkTiming({ epoch: 5, timing: base, predecessor: pred }), /window of 600 ms closed 0 ms before its bound/);
-  assert.throws(() => v.checkTiming({ epoch: 5, timing: { ...base, closed_at_ms: 10001 }, predecessor: pred }), /after its bound 10000 ms/);
+  assert.match(v.checkTiming({ epoch: 5, timing: base, predecessor: pred, prior }), /window of 600 ms closed 0 ms before its bound/);
+  assert.throws(() => v.checkTiming({ epoch: 5, timing: { ...base, closed_at_ms: 10001 }, predecessor: pred, prior }), /after its bound 10000 ms/);
   // A predecessor that closed long before: the window alone (9 400 + 500).
-  assert.throws(() => v.checkTiming({ epoch: 5, timing: base, predecessor: { closed_at_ms: 1000, iterations: 1000000n } }), /after its bound 9900 ms/);
+  assert.throws(() => v.checkTiming({ epoch: 5, timing: base, predecessor: { closed_at_ms: 1000, iterations: 1000000n }, prior }), /after its bound 9900 ms/);
   // From the genesis (p = 0): the window alone.
   assert.match(v.checkTiming({ epoch: 1, timing: { ...base, previous: 0, opened_at_ms: 10000, closed_at_ms: 10500 } }), /closed 0 ms before/);
   assert.throws(() => v.checkTiming({ epoch: 1, timing: { ...base, previous: 0, opened_at_ms: 10000, closed_at_ms: 10501 } }), /after its bound 10500 ms/);
 
   // Epoch e − 1's output: the games must be fixed before it was stored.
-  assert.match(v.checkTiming({ epoch: 5, timing: base, predecessor: pred, prior_resolved_at_ms: 10000 }), /^closed 0 ms before y of epoch 4 was stored; window/);
+  assert.match(v.checkTiming({ epoch: 5, timing: base, predecessor: pred, prior: { ...prior, resolved_at_ms: 10000 } }), /^closed 0 ms before y of epoch 4 was stored; window/);
   assert.throws(
-    () => v.checkTiming({ epoch: 5, timing: base, predecessor: pred, prior_resolved_at_ms: 9999 }),
+    () => v.checkTiming({ epoch: 5, timing: base, predecessor: pred, prior: { ...prior, resolved_at_ms: 9999 } }),
     /closed at 10000 ms, after y of epoch 4 was stored at 9999 ms/,
   );
+  // Epoch e − 1's record: missing, without a stored output, or closed after e opened.
+  assert.throws(() => v.checkTiming({ epoch: 5, timing: base, predecessor: pred }), /epoch 4's record is missing/);
+  assert.throws(() => v.checkTiming({ epoch: 5, timing: base, predecessor: pred, prior: { ...prior, resolved_at_ms: null } }), /no stored output/);
+  assert.throws(() => v.checkTiming({ epoch: 5, timing: base, predecessor: pred, prior: { ...prior, closed_at_ms: 9401 } }), /two epochs took games at once/);
 
   // Malformed commitments.
   const bad = (changes, facts, pattern) =>
-    assert.throws(() => v.checkTiming({ epoch: 5, predecessor: pred, ...facts, timing: { ...base, ...changes } }), pattern);
+    assert.throws(() => v.checkTiming({ epoch: 5, predecessor: pred, prior, ...facts, timing: { ...base, ...changes } }), pattern);
   bad({ margin_centi: 99 }, {}, /margin 0\.99 is below 1/);
   bad({ squarings_per_second: 0 }, {}, /rate and T must be positive/);
   bad({ iterations: 0n }, {}, /rate and T must be positive/);
@@ -629,8 +635,9 @@ test("the timing rule at the exact millisecond, in integers (checkTiming)", () =
   bad({}, { predecessor: null }, /epoch 4 \(the predecessor\) is missing/);
   bad({}, { predecessor: { closed_at_ms: 9401, iterations: 1n } }, /epoch 4 closed at 9401 ms, after this epoch opened at 9400 ms/);
 
-  // Version 1: nothing committed, nothing to check.
+  // Version 1: nothing committed, nothing to check, unless it follows a version-2 epoch.
   assert.equal(v.checkTiming({ epoch: 7, timing: null }), "version 1: no timing commitment (an epoch from before the timing rule)");
+  assert.throws(() => v.checkTiming({ epoch: 7, timing: null, prior }), /a version-1 epoch after version-2 epoch 6/);
 });
 
 // A test512 RSA epoch built here end to end (seed, x, y = x^(2^T), ℓ, π) so that verifyGame
@@ -726,8 +733,8 @@ async function rsaEpochGame(o = {}) {
   };
   // The public records: e's own, its predecessor's and e − 1's.
   const records = {};
-  const other = async (n) => ({ epoch: n, status: "resolved", modulus: "test512", y: await yOf(n), iterations: 1000, closed_at_ms: 900_000, resolved_at_ms: 950_000, version: 2 });
-  if (e > 1) records[e - 1] = { ...(await other(e - 1)), resolved_at_ms: tm.priorResolved };
+  const other = async (n) => ({ epoch: n, status: "resolved", modulus: "test512", y: await yOf(n), iterations: 1000, closed_at_ms: 900_000, resolved_at_ms: 950_000, version });
+  if (e > 1) records[e - 1] = { ...(await other(e - 1)), resolved_at_ms: tm.priorResolved, closed_at_ms: Math.min(900_000, tm.opened) };
   if (previous >= 1) records[previous] = { ...(records[previous] ?? (await other(previous))), closed_at_ms: tm.predecessorClosed, iterations: tm.predecessorT };
   records[e] = {
     epoch: e,

@@ -12,7 +12,7 @@ use super::verify::anchor::Rpc;
 use super::verify::anchor::{check_inclusion, check_transaction, epoch_leaf, Claim};
 use super::verify::{Fetch, Http, Options, Verdict};
 use crate::group::{Group, SeedRule};
-use crate::verify::{timing_step, TimingFacts};
+use crate::verify::{timing_step, PriorEpoch, TimingFacts};
 use anyhow::{bail, Context};
 use clap::Args;
 use num_bigint::BigUint;
@@ -143,7 +143,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
             group: &args.group.group,
             rpc: args.rpc.as_deref(),
             require_anchor: false,
-            min_margin_centi: args.margin.min_margin,
+            min_margin_centi: args.margin.min_margin.unwrap_or(0),
         },
         &fastest,
     )?;
@@ -280,7 +280,11 @@ pub(crate) fn audit(
                     iterations: r.iterations,
                 })
             }),
-            prior_resolved_at_ms: known.get(&(e.number - 1)).and_then(|r| r.resolved_at_ms),
+            prior: known.get(&(e.number - 1)).map(|r| PriorEpoch {
+                version: if r.committed.is_some() { 2 } else { 1 },
+                closed_at_ms: r.closed_at_ms.and_then(|c| i64::try_from(c).ok()),
+                resolved_at_ms: r.resolved_at_ms,
+            }),
             min_margin_centi,
         };
         if let Err(detail) = timing_step(&facts) {

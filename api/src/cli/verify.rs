@@ -6,7 +6,7 @@ use crate::commit::bet_leaf;
 use crate::group::{Group, SeedRule};
 use crate::outcome;
 use crate::store::NewGame;
-use crate::verify::{timing_step, TimingFacts};
+use crate::verify::{timing_step, PriorEpoch, TimingFacts};
 use anyhow::{bail, Context};
 use clap::Args;
 use serde::Serialize;
@@ -67,10 +67,11 @@ pub struct VerifyArgs {
 pub struct MarginArg {
     /// The least security margin an epoch may declare for its `timing` to pass (a number ≥ 1,
     /// two decimals at most): an epoch whose window was planned for a weaker adversary than
-    /// this fails, whatever the server says (docs/PROTOCOL.md §10, "Timing").
-    #[arg(long, value_name = "A", default_value = "1",
-          value_parser = crate::epoch::schedule::parse_margin)]
-    pub min_margin: u32,
+    /// this fails, whatever the server says, and so does a version-1 epoch, which declares
+    /// none (docs/PROTOCOL.md §10, "Timing"). Without it, version-1 epochs pass as version 1's
+    /// rules allow.
+    #[arg(long, value_name = "A", value_parser = crate::epoch::schedule::parse_margin)]
+    pub min_margin: Option<u32>,
 }
 
 /// `--group` of `vrs verify` and `vrs audit`.
@@ -153,7 +154,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             group,
             rpc: args.rpc.as_deref(),
             require_anchor: args.require_anchor,
-            min_margin_centi: args.margin.min_margin,
+            min_margin_centi: args.margin.min_margin.unwrap_or(0),
         },
     )?;
     let steps = &checked.steps;
@@ -676,17 +677,24 @@ fn chain_and_timing(
                         .ok_or(format!("epoch {prev} (the predecessor) has no T"))?,
                 }),
             };
-            let prior_resolved_at_ms = match e {
+            let prior = match e {
                 0 | 1 => None,
-                n if timing.is_some() => record(n - 1)?["resolved_at_ms"].as_i64(),
-                _ => None,
+                n => {
+                    let rec = record(n - 1)?;
+                    Some(PriorEpoch {
+                        // A server from before the timing rule publishes no version: 1.
+                        version: rec["version"].as_u64().map_or(1, |v| v.min(255) as u8),
+                        closed_at_ms: rec["closed_at_ms"].as_i64(),
+                        resolved_at_ms: rec["resolved_at_ms"].as_i64(),
+                    })
+                }
             };
             timing_step(&TimingFacts {
                 epoch: e,
                 timing,
                 ran_iterations: p.u64("iterations").ok(),
                 predecessor,
-                prior_resolved_at_ms,
+                prior,
                 min_margin_centi,
             })
         })(),

@@ -84,6 +84,7 @@ impl EpochConfig {
             iterations: self.schedule.iterations_at(rate as f64),
             margin_centi: self.schedule.margin_centi,
             squarings_per_second: rate.max(1),
+            legacy_iterations: self.schedule.iterations,
         }
     }
 }
@@ -338,6 +339,8 @@ impl<'a> Term<'a> {
             .values()
             .min()
             .map(|at| at.saturating_duration_since(Instant::now()));
+        // Again: starting and resolving epochs took time, and the close must not come late.
+        let due = self.close_due(&open);
         Ok(retry.map_or(due, |r| r.min(due)))
     }
 
@@ -479,10 +482,8 @@ impl<'a> Term<'a> {
                 (bets_root(leaves).await?, count)
             }
         };
-        let rate = self.status.squarings_per_second.load(Ordering::Relaxed);
-        let t = rec
-            .iterations()
-            .unwrap_or_else(|| self.config.plan_params(rate).iterations);
+        // A version-1 epoch closed by this binary takes the T its successor's plan assumed.
+        let t = rec.iterations().unwrap_or(self.config.schedule.iterations);
         let (_, x) = epoch_input_of(&self.config.group, rec, &prev_y, &root, t)?;
         Ok(EpochInput {
             iterations: t,

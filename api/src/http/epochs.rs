@@ -5,7 +5,7 @@
 use super::{schema, ApiError, State};
 use crate::anchor::batch::{inclusion, Subject};
 use crate::anchor::proof::{inclusion_json, pending_json};
-use crate::store::StoreError;
+use crate::store::{EpochStatus, StoreError};
 use crate::verify::veo_class;
 use axum::extract::{Path, State as AxState};
 use axum::Json;
@@ -38,17 +38,28 @@ pub async fn epoch(
     let Some(e) = state.store.epoch(n).await? else {
         return Err(ApiError::NotFound(format!("no epoch {n}")));
     };
-    let leaf_hashes: Vec<String> = match e.input {
-        Some(_) => state
+    // A closed epoch's games are fixed: its leaves and bets root are public from the close,
+    // before its input exists (it waits for y_p).
+    let hashes: Vec<merkle::Hash> = match e.status {
+        EpochStatus::Open => Vec::new(),
+        _ => state
             .store
             .epoch_leaves(n)
             .await?
             .iter()
-            .map(|l| hex::encode(merkle::leaf_hash(l)))
+            .map(|l| merkle::leaf_hash(l))
             .collect(),
-        None => Vec::new(),
     };
     let input = e.input.as_ref();
+    let (bets_root, bet_count) = match (input, e.status) {
+        (Some(i), _) => (Some(hex::encode(i.bets_root)), Some(i.bet_count)),
+        (None, EpochStatus::Open) => (None, None),
+        (None, _) => (
+            Some(hex::encode(merkle::root(&hashes))),
+            Some(hashes.len() as u64),
+        ),
+    };
+    let leaf_hashes = hashes.iter().map(hex::encode).collect();
     let output = e.output.as_ref();
     Ok(Json(schema::EpochRecord {
         epoch: e.number,
@@ -65,8 +76,8 @@ pub async fn epoch(
         squarings_per_second: e.plan.map(|p| p.squarings_per_second),
         deadline_ms: e.plan.map(|p| p.deadline_ms),
         nonce: e.nonce.map(hex::encode),
-        bets_root: input.map(|i| hex::encode(i.bets_root)),
-        bet_count: input.map(|i| i.bet_count),
+        bets_root,
+        bet_count,
         x: input.map(|i| hex::encode(&i.x)),
         y: output.map(|o| hex::encode(&o.y)),
         pi: output.map(|o| hex::encode(&o.pi)),

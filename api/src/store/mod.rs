@@ -166,6 +166,9 @@ pub struct PlanParams {
     pub iterations: u64,
     pub margin_centi: u32,
     pub squarings_per_second: u64,
+    /// T of a version-1 epoch closed without an input yet (its T is the one its input will
+    /// take: the service's T at start-up, not the rate-following one).
+    pub legacy_iterations: u64,
 }
 
 impl PlanParams {
@@ -622,10 +625,19 @@ impl GameCounts {
     }
 }
 
-/// When an epoch closing at `now_ms` fixed its games: now, or a version-2 epoch's deadline if
-/// that came first (no game is accepted after it: [`refuse_overdue`]).
-pub(crate) fn close_time(plan: Option<&EpochPlan>, now_ms: i64) -> i64 {
-    plan.map_or(now_ms, |p| now_ms.min(p.deadline_ms))
+/// When an epoch closing at `now_ms` fixed its games: now, but never before it opened or
+/// before a game it holds was accepted (a clock read before the close waited for inserts), and
+/// never after a version-2 epoch's deadline (no game is accepted after it: [`refuse_overdue`]).
+pub(crate) fn close_time(
+    plan: Option<&EpochPlan>,
+    opened_at_ms: i64,
+    last_game_ms: Option<i64>,
+    now_ms: i64,
+) -> i64 {
+    let t = now_ms
+        .max(opened_at_ms)
+        .max(last_game_ms.unwrap_or(i64::MIN));
+    plan.map_or(t, |p| t.min(p.deadline_ms))
 }
 
 /// Refuses a game for the open epoch `epoch` once `now_ms` is past its deadline.
@@ -648,7 +660,7 @@ pub(crate) fn predecessor_of(rec: &EpochRecord, params: &PlanParams) -> StoreRes
             rec.number
         ))
     })?;
-    Ok((closed, rec.iterations().unwrap_or(params.iterations)))
+    Ok((closed, rec.iterations().unwrap_or(params.legacy_iterations)))
 }
 
 #[async_trait]

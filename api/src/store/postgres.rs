@@ -1213,7 +1213,21 @@ impl Store for PgStore {
             let current = lock_epoch(&tx, epoch).await?;
             match current.status {
                 EpochStatus::Open => {
-                    let closed_at = super::close_time(current.plan.as_ref(), now_ms);
+                    // After the gate: every insert of this epoch has committed.
+                    let last_game: Option<i64> = tx
+                        .query_one(
+                            "SELECT MAX(created_at_ms) FROM games WHERE epoch = $1",
+                            &[&(epoch as i64)],
+                        )
+                        .await
+                        .map_err(pg_err)?
+                        .get(0);
+                    let closed_at = super::close_time(
+                        current.plan.as_ref(),
+                        current.opened_at_ms,
+                        last_game,
+                        now_ms,
+                    );
                     let nonce = current.plan.map(|_| nonce.to_vec());
                     tx.execute(
                         "UPDATE epochs SET status = 'closed', closed_at_ms = $2, nonce = $3

@@ -1053,7 +1053,19 @@ impl Store for SqliteStore {
                         .ok_or_else(|| {
                             StoreError::Conflict(format!("epoch {epoch} does not exist"))
                         })?;
-                    let closed_at = super::close_time(current.plan.as_ref(), now_ms);
+                    let last_game: Option<i64> = tx
+                        .query_row(
+                            "SELECT MAX(created_at_ms) FROM games WHERE epoch = ?1",
+                            [epoch as i64],
+                            |r| r.get(0),
+                        )
+                        .map_err(unavailable)?;
+                    let closed_at = super::close_time(
+                        current.plan.as_ref(),
+                        current.opened_at_ms,
+                        last_game,
+                        now_ms,
+                    );
                     let nonce = current.plan.map(|_| nonce.to_vec());
                     tx.execute(
                         "UPDATE epochs SET status = 'closed', closed_at_ms = ?2, nonce = ?3

@@ -46,6 +46,7 @@ pub const OPEN_ENDED: vrs::store::PlanParams = vrs::store::PlanParams {
     iterations: 10_000_000_000_000,
     margin_centi: 100,
     squarings_per_second: 1,
+    legacy_iterations: 1000,
 };
 
 /// Runs `vrs args…` with `stdin` and returns its output.
