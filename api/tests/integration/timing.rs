@@ -442,3 +442,110 @@ fn a_record_that_breaks_the_timing_rule_fails_timing_everywhere() {
         "T too short for its window",
     );
 }
+
+/// A data dir written before the timing rule upgrades in place: its resolved version-1 epoch
+/// keeps verifying by version 1's rules, its open version-1 epoch (with a bet in it) closes and
+/// resolves as version 1, and the epochs after it are version 2, the first taking y of that
+/// last version-1 epoch. Every game verifies, in the server, `vrs verify` and `vrs audit`.
+#[test]
+fn a_version_1_data_dir_upgrades_in_place() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The current schema, then the rows an older binary left: epoch 1 resolved (no games),
+    // epoch 2 open with one bet.
+    drop(vrs::store::sqlite::SqliteStore::open(dir.path()).expect("store"));
+    let m = Modulus::by_name("test512").expect("modulus");
+    let t = 200_000u64;
+    let y0 = m.encode(&vrs_engine::epoch::genesis_output(&m));
+    let empty = vrs_engine::merkle::root(&[]);
+    let x1 = vrs_engine::epoch::epoch_input(&m, 1, &m.decode("y0", &y0).expect("y0"), &empty, t);
+    let fast = <vrs_engine::backend::fast::Fast as vrs_engine::backend::Backend>::prepare(&m)
+        .expect("backend");
+    let out = vrs_engine::vdf::evaluate(&fast, &m, &x1, t, &Default::default(), &mut |_| {})
+        .expect("evaluates")
+        .prove();
+    let l = out.proof.l.to_bytes_be();
+    let mut l32 = vec![0u8; 32 - l.len()];
+    l32.extend_from_slice(&l);
+    let now = vrs::epoch::now_ms();
+    let game = vrs::store::NewGame {
+        game_id: "0123456789abcdef0123456789abcdef".into(),
+        request_id: "fedcba9876543210fedcba9876543210".into(),
+        game: "dice".into(),
+        bet_type: Some("odd".into()),
+        target: None,
+        combo: None,
+        amount: Some("1.00".into()),
+        player_id: "anonymous".into(),
+        player_seed: Some("old".into()),
+        operator_key: "vrs-house".into(),
+        created_at_ms: now - 500,
+        leaf: Vec::new(),
+    };
+    let leaf = vrs::commit::bet_leaf(&game);
+    {
+        let conn = rusqlite::Connection::open(dir.path().join("vrs.sqlite3")).expect("opens");
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('modulus', 'test512')",
+            [],
+        )
+        .expect("meta");
+        conn.execute(
+            "INSERT INTO epochs (number, status, modulus, opened_at_ms, closed_at_ms, iterations,
+                 prev_y, bets_root, bet_count, x, y, pi, l, checkpoints, computation_ms,
+                 resolved_at_ms)
+             VALUES (1, 'resolved', 'test512', ?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8, ?9, '[]', 1, ?10)",
+            rusqlite::params![
+                now - 3000,
+                now - 2000,
+                t as i64,
+                y0,
+                empty.to_vec(),
+                m.encode(&x1),
+                m.encode(&out.y),
+                m.encode(&out.proof.pi),
+                l32,
+                now - 1000
+            ],
+        )
+        .expect("epoch 1");
+        conn.execute(
+            "INSERT INTO epochs (number, status, modulus, opened_at_ms) VALUES (2, 'open', 'test512', ?1)",
+            [now - 2000],
+        )
+        .expect("epoch 2");
+        conn.execute(
+            "INSERT INTO games (game_id, request_id, game, bet_type, amount, player_id,
+                 player_seed, operator_key, created_at_ms, epoch, seq, leaf)
+             VALUES (?1, ?2, 'dice', 'odd', '1.00', 'anonymous', 'old', 'vrs-house', ?3, 2, 0, ?4)",
+            rusqlite::params![game.game_id, game.request_id, now - 500, leaf],
+        )
+        .expect("the old bet");
+    }
+    let server = Server::start(dir.path(), FAST);
+    let old = server.poll_ok(&format!("/api/v1/verify/{}", game.game_id), RESOLVE);
+    assert_eq!(old["verified"], true, "{old}");
+    assert_eq!(old["proof"]["timing"]["version"], 1, "{old}");
+    let (id, e) = bet(&server, "new");
+    assert!(e >= 3, "new bets go to version-2 epochs: {e}");
+    let new = server.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE);
+    assert_eq!(new["verified"], true, "{new}");
+    let (_, first_v2) = server.get("/api/v1/epochs/3");
+    assert_eq!(first_v2["version"], 2, "{first_v2}");
+    assert_eq!(first_v2["previous_epoch"], 2, "{first_v2}");
+    for id in [game.game_id.as_str(), id.as_str()] {
+        let (code, report) = vrs_verify(&server, id, "test512");
+        assert_eq!(code, Some(0), "{report}");
+    }
+    let last = wait_resolved(&server, e);
+    let (code, out) = audit(&server, last, "test512");
+    assert_eq!(code, Some(0), "{out}");
+    // A verifier that requires a margin refuses the version-1 game: it declared none.
+    let out = Command::new(env!("CARGO_BIN_EXE_vrs"))
+        .args(["verify", &game.game_id, "--server", &server.url, "--group", "test512"])
+        .args(["--min-margin", "1", "--json"])
+        .output()
+        .expect("runs vrs verify");
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(step(&report, "timing")["passed"], false, "{report}");
+}
