@@ -541,7 +541,14 @@ fn a_version_1_data_dir_upgrades_in_place() {
     assert_eq!(code, Some(0), "{out}");
     // A verifier that requires a margin refuses the version-1 game: it declared none.
     let out = Command::new(env!("CARGO_BIN_EXE_vrs"))
-        .args(["verify", &game.game_id, "--server", &server.url, "--group", "test512"])
+        .args([
+            "verify",
+            &game.game_id,
+            "--server",
+            &server.url,
+            "--group",
+            "test512",
+        ])
         .args(["--min-margin", "1", "--json"])
         .output()
         .expect("runs vrs verify");
