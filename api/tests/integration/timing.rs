@@ -311,7 +311,12 @@ fn an_infinitely_fast_bettor_never_predicts_an_epoch_before_it_closes() {
     for round in 0..8 {
         let (id, e) = bet(&server, &format!("attacker-{round}"));
         let mut predicted_while_open = false;
+        let give_up = Instant::now() + RESOLVE;
         let prediction = loop {
+            assert!(
+                Instant::now() < give_up,
+                "round {round}: epoch {e} never closed"
+            );
             let (_, rec) = server.get(&format!("/api/v1/epochs/{e}"));
             // y of p(e): the genesis output, or from p's published x at no cost.
             let prev_y = match u(&rec, "previous_epoch") {
