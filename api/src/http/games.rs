@@ -77,17 +77,7 @@ fn vdf_seconds(state: &State) -> String {
         .load(std::sync::atomic::Ordering::Relaxed);
     let secs = match rate {
         0 => state.epoch_ms as f64 / 1000.0,
-        r => {
-            let t = match state
-                .engine
-                .iterations
-                .load(std::sync::atomic::Ordering::Relaxed)
-            {
-                0 => state.iterations,
-                t => t,
-            };
-            t as f64 / r as f64
-        }
+        r => state.current_iterations() as f64 / r as f64,
     };
     if secs < 9.95 {
         format!("{secs:.1}")

@@ -82,6 +82,21 @@ pub struct AppState {
     pub entropy: entropy_cache::EntropyCache,
 }
 
+impl AppState {
+    /// T of the epoch opened last (a calibrated T follows the measured rate), or T at
+    /// start-up before any epoch was opened here.
+    pub fn current_iterations(&self) -> u64 {
+        match self
+            .engine
+            .iterations
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            0 => self.iterations,
+            t => t,
+        }
+    }
+}
+
 type State = Arc<AppState>;
 
 /// The router of the randomness and games API (and of the notary, unless it has its own

@@ -87,7 +87,7 @@ pub async fn info(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErro
                 "current": open,
                 "computing": non_zero(e.computing_epoch.load(Ordering::Relaxed)),
                 "last_resolved": last_resolved,
-                "iterations": iterations(&state),
+                "iterations": state.current_iterations(),
                 "modulus": state.modulus,
             },
             "role": role(&state),
@@ -97,14 +97,6 @@ pub async fn info(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErro
         "anchoring": anchoring_summary(&state),
         "uptime": uptime(&state),
     })))
-}
-
-/// T of the epoch opened last (calibrated T follows the measured rate).
-fn iterations(state: &State) -> u64 {
-    match state.engine.iterations.load(Ordering::Relaxed) {
-        0 => state.iterations,
-        t => t,
-    }
 }
 
 /// The timing rule in force (docs/PROTOCOL.md §10, "Timing"): the margin A this process opens
@@ -317,7 +309,7 @@ pub async fn stats(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErr
             "progress": if computing == 0 || total == 0 { Value::Null }
                 else { json!((done as f64 / total as f64 * 1000.0).round() / 1000.0) },
             "last_resolved": last_resolved,
-            "iterations": iterations(&state),
+            "iterations": state.current_iterations(),
             "modulus": state.modulus,
             "target_ms": state.epoch_ms,
             "last_computation_ms": e.last_computation_ms.load(Ordering::Relaxed),

@@ -32,6 +32,19 @@ fn wait_resolved(server: &Server, n: u64) -> u64 {
     }
 }
 
+/// Waits until the epoch open for bets is later than `e`.
+fn wait_open_after(server: &Server, e: u64) {
+    let deadline = Instant::now() + RESOLVE;
+    loop {
+        let (_, stats) = server.get("/api/v1/stats");
+        if stats["epoch"]["current"].as_u64() > Some(e) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "epoch {e} never closed: {stats}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Epoch records 1..=last as the server publishes them.
 fn records(server: &Server, last: u64) -> Vec<Value> {
     (1..=last)
@@ -92,6 +105,23 @@ fn assert_rule_holds(recs: &[Value], margin_centi: u32, lanes: u64, what: &str) 
                 iterations: u(p, "iterations"),
             }
         });
+        // The operator as an attacker, A times faster than the declared rate and with any
+        // number of machines: its first candidate y_e for a bet set e could still take is
+        // ready no sooner than y_p (from p's close) and then T_e more squarings, counted here
+        // independently of the engine's rule, in seconds of its squarer.
+        let a = f64::from(t.margin_centi) / 100.0;
+        let squarings = |n: u64| n as f64 / (a * t.squarings_per_second as f64) * 1000.0;
+        let start = match pred {
+            Some(p) => (t.opened_at_ms as f64).max(p.closed_at_ms as f64 + squarings(p.iterations)),
+            None => t.opened_at_ms as f64,
+        };
+        let first_candidate = start + squarings(t.iterations);
+        assert!(
+            first_candidate >= t.closed_at_ms as f64 - 1e-6,
+            "{what}: an operator {a}x as fast had a candidate for epoch {e} at \
+             {first_candidate:.1} ms, before its close at {} ms",
+            t.closed_at_ms
+        );
         check(e, &t, pred).unwrap_or_else(|err| panic!("{what}: epoch {e}: {err}"));
         assert!(effective_margin_centi(&t, pred) >= u64::from(margin_centi));
     }
@@ -161,12 +191,14 @@ fn run_and_check(flags: &[&str], group: &str, margin_centi: u32, lanes: u64, epo
         Some(f64::from(margin_centi) / 100.0)
     );
     assert_eq!(security["vdf_threads"], lanes, "{what}: {info}");
+    // A bet in each epoch until enough have resolved.
     let mut games = Vec::new();
-    let start = Instant::now();
+    let deadline = Instant::now() + RESOLVE;
     while wait_resolved(&server, 0) < epochs || games.len() < 3 {
-        games.push(bet(&server, &format!("s{}", games.len())).0);
-        std::thread::sleep(Duration::from_millis(30));
-        assert!(start.elapsed() < RESOLVE, "{what}: too slow");
+        assert!(Instant::now() < deadline, "{what}: epochs never resolved");
+        let (id, e) = bet(&server, &format!("s{}", games.len()));
+        games.push(id);
+        wait_open_after(&server, e);
     }
     for id in &games {
         let v = server.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE);
