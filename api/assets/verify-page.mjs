@@ -12,8 +12,11 @@
 //   #outcome-note                one line about the run (how many checks, time taken)
 //   #report                      the panels below; hidden on error and while pending
 //   #checks > li.check           one per recomputed check, in order: data-step=<name>,
-//                                data-passed="true"|"false"; children .check-name,
-//                                .check-result ("pass" | "FAIL"), .check-what, .check-detail
+//                                data-passed="true"|"false", data-pending="true" on a step that
+//                                passes for now but waits on the server (pool_bet_inclusion
+//                                while the bet's epoch is open); children .check-name,
+//                                .check-result ("pass" | "pending" | "FAIL"), .check-what,
+//                                .check-detail
 //   #dice                        data-dice="6,4" (empty for raw RNG); children .die data-value
 //   #game-summary                dl of the game's fields (dt/dd pairs, dd has data-key)
 //   #replay-steps > li.replay-step  one per server replay step: data-action=<action>
@@ -37,7 +40,7 @@ const report = $("#report");
 const POLL_MS = 2000;
 const POLL_LIMIT_MS = 10 * 60 * 1000;
 
-/** What each check establishes, in words (docs/PROTOCOL.md §10, §13, §14, §16). */
+/** What each check establishes, in words (docs/PROTOCOL.md §10, §11, §13, §14, §16). */
 const WHAT = {
   bet_leaf: "The committed bet bytes encode this game's fields",
   merkle_inclusion: "The bet is in its epoch's bets tree (RFC 6962 audit path to the bets root)",
@@ -50,6 +53,8 @@ const WHAT = {
   rng_value: "rngValue = HMAC-SHA256(y, game id ‖ player seed)",
   dice: "The dice follow from rngValue (bytes ≥ 252 skipped)",
   payout: "Win and payout follow the game's rules",
+  acceptance:
+    "The operator's Ed25519 signature over this game's leaf, its epoch or pool entry and its acceptance time holds, by a key published at / (PROTOCOL §11)",
   anchor_inclusion: "The record is under the anchor root sent on chain",
   pool_batch_chain: "The pool batch links to the previous batch's root and holds this entry",
   pool_anchor: "The batch's anchor epoch is resolved and its y is the one in the batch seed",
@@ -58,6 +63,8 @@ const WHAT = {
   pool_inclusion: "The entry is under its batch's published root",
   pool_committed: "The batch was committed before the bet arrived",
   pool_game_id: "The game id is fixed by the entry, and the serving log names this game",
+  pool_bet_inclusion:
+    "The served bet is a leaf of the epoch open when it was served, under that epoch's published bets root (PROTOCOL §14)",
 };
 
 let run = 0; // the current verification; an older one stops updating the page
@@ -97,10 +104,17 @@ function reset(gameId) {
 }
 
 function addCheck(step) {
+  // A pending step has passed so far (nothing is wrong yet), so it keeps the pass styling.
+  const pending = step.passed && step.pending === true;
   const li = el(
     "li",
-    { class: `check ${step.passed ? "pass" : "fail"}`, "data-step": step.name, "data-passed": String(step.passed) },
-    el("span", { class: "check-result", text: step.passed ? "pass" : "FAIL" }),
+    {
+      class: `check ${step.passed ? "pass" : "fail"}${pending ? " pending" : ""}`,
+      "data-step": step.name,
+      "data-passed": String(step.passed),
+      "data-pending": pending ? "true" : null,
+    },
+    el("span", { class: "check-result", text: pending ? "pending" : step.passed ? "pass" : "FAIL" }),
     el(
       "div",
       { class: "check-body" },
@@ -248,9 +262,11 @@ async function verify(gameId) {
         }
         const n = r.steps.length;
         const bad = r.steps.filter((s) => !s.passed).length;
+        const waiting = r.steps.filter((s) => s.passed && s.pending).length;
         note.textContent =
           `${n} checks recomputed in this browser in ${r.elapsed_ms} ms` +
           (bad ? `; ${bad} failed.` : "; all passed.") +
+          (waiting ? ` ${waiting} pending: verify again once the bet's epoch has closed.` : "") +
           ` Game ${gameId}.`;
         return;
       } catch (e) {

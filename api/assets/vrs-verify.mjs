@@ -3,10 +3,10 @@
 // Recomputes every check of a vrs game from the server's public JSON API, independently of the
 // server's own `verified` flag and `checks`, following docs/PROTOCOL.md (sections 1-16) and
 // docs/GAMES.md byte for byte. Plain ES module with no dependencies: it uses only fetch, BigInt,
-// TextEncoder and globalThis.crypto.subtle (SHA-256, HMAC-SHA256), so the same file runs in a
-// browser (served at /assets/vrs-verify.mjs) and in Node 20. Epochs in a class group
+// TextEncoder and globalThis.crypto.subtle (SHA-256, SHA-512, HMAC-SHA256), so the same file runs
+// in a browser (served at /assets/vrs-verify.mjs) and in Node 20. Epochs in a class group
 // (`classgroup-<bits>`, chiavdf's VDF, sections 18 and 19) are checked by vrs-classgroup.mjs,
-// served beside it.
+// served beside it; acceptance signatures (Ed25519, section 11) are checked here, in BigInt.
 //
 //   import { verifyGame } from "./vrs-verify.mjs";
 //   const r = await verifyGame("http://127.0.0.1:8080", gameId, (step) => console.log(step));
@@ -189,6 +189,11 @@ export async function hmacSha256(key, message) {
   needSubtle();
   const k = await subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   return new Uint8Array(await subtle.sign("HMAC", k, message));
+}
+
+export async function sha512(bytes) {
+  needSubtle();
+  return new Uint8Array(await subtle.digest("SHA-512", bytes));
 }
 
 /** H_tag(fields) = SHA-256(u8(len(tag)) ‖ tag ‖ fields), PROTOCOL.md §2. */
@@ -734,6 +739,206 @@ function count(v, what) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Section 11, "Signed acceptance": Ed25519 (RFC 8032 §5.1.7, strict) and the signed message
+// ---------------------------------------------------------------------------------------------
+
+// edwards25519: −x² + y² = 1 + d·x²·y² over GF(p), points in extended coordinates [X, Y, Z, T]
+// (x = X/Z, y = Y/Z, x·y = T/Z). The formulas are RFC 8032 §5.1.4's, complete on this curve, so
+// one addition serves every case (doubling, the identity, P + (−P)).
+const ED_P = (1n << 255n) - 19n;
+export const ED25519_L = (1n << 252n) + 27742317777372353535851937790883648493n;
+const edMod = (a) => {
+  const r = a % ED_P;
+  return r < 0n ? r + ED_P : r;
+};
+const edInv = (a) => modPow(a, ED_P - 2n, ED_P);
+const ED_D = edMod(-121665n * edInv(121666n));
+const ED_D2 = (2n * ED_D) % ED_P;
+const ED_SQRT_M1 = modPow(2n, (ED_P - 1n) / 4n, ED_P);
+const ED_IDENTITY = [0n, 1n, 1n, 0n];
+
+function edAdd([x1, y1, z1, t1], [x2, y2, z2, t2]) {
+  const a = ((y1 - x1) * (y2 - x2)) % ED_P;
+  const b = ((y1 + x1) * (y2 + x2)) % ED_P;
+  const c = (((t1 * ED_D2) % ED_P) * t2) % ED_P;
+  const d = (2n * z1 * z2) % ED_P;
+  const [e, f, g, h] = [b - a, d - c, d + c, b + a];
+  return [edMod(e * f), edMod(g * h), edMod(f * g), edMod(e * h)];
+}
+
+function edDouble([x1, y1, z1]) {
+  const a = (x1 * x1) % ED_P;
+  const b = (y1 * y1) % ED_P;
+  const c = (2n * z1 * z1) % ED_P;
+  const h = a + b;
+  const s = x1 + y1;
+  const e = h - ((s * s) % ED_P);
+  const g = a - b;
+  const f = c + g;
+  return [edMod(e * f), edMod(g * h), edMod(f * g), edMod(e * h)];
+}
+
+const edNeg = ([x, y, z, t]) => [edMod(-x), y, z, edMod(-t)];
+const edIsIdentity = ([x, y, z]) => x === 0n && y === z;
+/** [8]P = O: P is one of the eight points of small order (the cofactor's torsion). */
+const edSmallOrder = (pt) => edIsIdentity(edDouble(edDouble(edDouble(pt))));
+
+/** RFC 8032 §5.1.3 decoding, strict: y < p, a square root exists, no "−0". */
+function edDecode(bytes, what) {
+  if (bytes.length !== 32) fail(`${what} is ${bytes.length} bytes, not 32`);
+  const le = bytesToBigInt(Uint8Array.from(bytes).reverse());
+  const sign = le >> 255n;
+  const y = le & ((1n << 255n) - 1n);
+  if (y >= ED_P) fail(`${what} is not a canonical encoding (y ≥ p)`);
+  const yy = (y * y) % ED_P;
+  const u = edMod(yy - 1n);
+  const v = edMod(ED_D * yy + 1n);
+  // x = u·v³·(u·v⁷)^((p−5)/8), then fixed by √−1 or refused (RFC 8032 §5.1.3, step 3).
+  const v3 = (v * v * v) % ED_P;
+  let x = (((u * v3) % ED_P) * modPow((u * v3 * v3 * v) % ED_P, (ED_P - 5n) / 8n, ED_P)) % ED_P;
+  const vxx = (((v * x) % ED_P) * x) % ED_P;
+  if (vxx === u) {
+    // x is a root already.
+  } else if (vxx === edMod(-u)) {
+    x = (x * ED_SQRT_M1) % ED_P;
+  } else {
+    fail(`${what} is not the encoding of a point on edwards25519`);
+  }
+  if (x === 0n && sign === 1n) fail(`${what} is not a canonical encoding (x = 0 with the sign bit set)`);
+  if ((x & 1n) !== sign) x = ED_P - x;
+  return [x, y, 1n, (x * y) % ED_P];
+}
+
+function edEncode([x, y, z]) {
+  const zi = edInv(z);
+  const ax = (x * zi) % ED_P;
+  const ay = (y * zi) % ED_P;
+  return bigIntToBytes(ay | ((ax & 1n) << 255n), 32).reverse();
+}
+
+/** [a]P + [b]Q in one pass of doublings (Straus-Shamir): a verify costs ~250 doublings. */
+function edDoubleScalarMul(a, p, b, q) {
+  const pq = edAdd(p, q);
+  const n = Math.max(bitLength(a), bitLength(b));
+  const as = a.toString(2).padStart(n, "0");
+  const bs = b.toString(2).padStart(n, "0");
+  let r = ED_IDENTITY;
+  for (let i = 0; i < n; i++) {
+    r = edDouble(r);
+    if (as[i] === "1" && bs[i] === "1") r = edAdd(r, pq);
+    else if (as[i] === "1") r = edAdd(r, p);
+    else if (bs[i] === "1") r = edAdd(r, q);
+  }
+  return r;
+}
+
+/** B: y = 4/5, x even; RFC 8032 §5.1 gives its encoding 0x58 then 31 bytes 0x66. */
+let edBase = null;
+const ED_BASE = () => (edBase ??= edDecode(hexToBytes("58" + "66".repeat(31)), "B"));
+
+const leBytes = (bytes) => bytesToBigInt(Uint8Array.from(bytes).reverse());
+
+/**
+ * Pure Ed25519 verification (RFC 8032 §5.1.7), strict like ed25519-dalek's verify_strict: A
+ * and R (the signature's first 32 bytes) canonical encodings of points not of small order, S
+ * (its last 32, little-endian) < L, and encode([S]B − [k]A) = R with k = SHA-512(R ‖ A ‖ M) mod
+ * L. The equation is checked on encodings, without the cofactor, as the signer computes R.
+ * Resolves with a detail string, or throws CheckFailed.
+ */
+export async function verifyEd25519(publicKey, message, signature) {
+  const bytes = (b, n, what) => {
+    if (!(b instanceof Uint8Array)) fail(`${what} is not bytes`);
+    if (n !== undefined && b.length !== n) fail(`${what} is ${b.length} bytes, not ${n}`);
+    return b;
+  };
+  bytes(publicKey, 32, "the Ed25519 public key");
+  bytes(message, undefined, "the signed message");
+  bytes(signature, 64, "the Ed25519 signature");
+  const rBytes = signature.subarray(0, 32);
+  const s = leBytes(signature.subarray(32));
+  // S ≥ L would give one signature other encodings (S + L, S + 2L, …): malleability.
+  if (s >= ED25519_L) fail("the signature's S is not below L (a non-canonical scalar)");
+  const a = edDecode(publicKey, "the public key A");
+  const r = edDecode(rBytes, "the signature's R");
+  // A small-order A or R admits signatures that hold for other messages or keys than the
+  // signer's; ed25519-dalek's verify_strict, which the service uses, refuses both.
+  if (edSmallOrder(a)) fail("the public key A is of small order");
+  if (edSmallOrder(r)) fail("the signature's R is of small order");
+  const k = leBytes(await sha512(concat(rBytes, publicKey, message))) % ED25519_L;
+  const got = edEncode(edDoubleScalarMul(s, ED_BASE(), k, edNeg(a)));
+  if (!bytesEqual(got, rBytes)) fail("the Ed25519 signature does not verify: [S]B − [k]A ≠ R");
+  return `Ed25519 (RFC 8032, strict): [S]B − [k]A = R under key ${short(bytesToHex(publicKey))}`;
+}
+
+/** The acceptance kinds of the signed message: 1 the epoch path, 2 a pool-served game. */
+export const ACCEPTANCE_KIND = { epoch: 1, pool: 2 };
+
+/** message = u8(17) ‖ "vrs/v2/acceptance" ‖ u8(kind) ‖ u64(number) ‖ leaf_hash ‖
+ *  u64(accepted_at_ms): 67 bytes. */
+export function acceptanceMessage(kind, number, leafHashBytes, acceptedAtMs) {
+  if (kind !== 1 && kind !== 2) fail(`acceptance kind ${JSON.stringify(kind)} is neither 1 (epoch) nor 2 (pool)`);
+  if (!(leafHashBytes instanceof Uint8Array) || leafHashBytes.length !== 32) fail("a leaf hash is 32 bytes");
+  const tag = utf8.encode("vrs/v2/acceptance");
+  return concat(u8(tag.length), tag, u8(kind), u64(number), leafHashBytes, u64(acceptedAtMs));
+}
+
+/** The operator's published keys (GET / `acceptance_keys`: [{public_key, since_ms}], or bare
+ *  hex strings) as lowercase hex. */
+function publishedKeyList(keys) {
+  if (!Array.isArray(keys)) fail("the operator publishes no acceptance keys (GET / has no acceptance_keys list)");
+  return keys.map((k, i) => {
+    const hex = k && typeof k === "object" ? k.public_key : k;
+    return bytesToHex(hexToBytes(hex, 32, `acceptance_keys[${i}].public_key`));
+  });
+}
+
+/**
+ * The `acceptance` check (PROTOCOL.md §11, "Signed acceptance") of `acceptance` (the proof's
+ * `acceptance`: null before version 2) against the operator's published keys and the proof
+ * (its `leaf`, `pool_served`, `pool_index`, `vdfEpoch`, `bet_created_at_ms`): the signature
+ * must be over this game's leaf, its epoch or pool entry and its acceptance time, by a
+ * published key. Resolves with a detail string, or throws CheckFailed.
+ */
+export async function verifyAcceptance(acceptance, publishedKeys, proof) {
+  if (acceptance === null || acceptance === undefined) return "accepted before version 2: not signed";
+  if (typeof acceptance !== "object") fail("acceptance is not an object");
+  if (acceptance.version !== 2) fail(`acceptance.version ${JSON.stringify(acceptance.version)} is not 2`);
+  // What was signed must be this game: the stored leaf (every committed field), not a copy
+  // the server could keep apart from it.
+  const leaf = hexToBytes(acceptance.leaf, undefined, "acceptance.leaf");
+  if (!bytesEqual(leaf, hexToBytes(proof.leaf, undefined, "leaf"))) fail("the signed leaf is not the game's committed leaf");
+  const lh = await leafHash(leaf);
+  if (!bytesEqual(hexToBytes(acceptance.leaf_hash, 32, "acceptance.leaf_hash"), lh)) {
+    fail("acceptance.leaf_hash is not SHA-256(0x00 ‖ leaf)");
+  }
+  let kind;
+  let number;
+  let where;
+  if (proof.pool_served === true) {
+    if (acceptance.kind !== "pool") fail(`the acceptance is of kind ${JSON.stringify(acceptance.kind)}, but the game was served from the pool`);
+    number = count(acceptance.pool_index, "acceptance.pool_index");
+    if (number !== proof.pool_index) fail(`the acceptance names pool entry ${number}, but the game was served from entry ${proof.pool_index}`);
+    [kind, where] = [ACCEPTANCE_KIND.pool, `served from pool entry ${number}`];
+  } else {
+    if (acceptance.kind !== "epoch") fail(`the acceptance is of kind ${JSON.stringify(acceptance.kind)}, but the game took the epoch path`);
+    number = count(acceptance.epoch, "acceptance.epoch");
+    if (number !== proof.vdfEpoch) fail(`the acceptance names epoch ${number}, but the game is in epoch ${proof.vdfEpoch}`);
+    [kind, where] = [ACCEPTANCE_KIND.epoch, `accepted into epoch ${number}`];
+  }
+  const at = count(acceptance.accepted_at_ms, "acceptance.accepted_at_ms");
+  const created = proof.bet_created_at_ms;
+  if (created !== undefined && created !== null && at !== created) {
+    fail(`signed as accepted at ${at} ms, but the game was accepted at ${created} ms`);
+  }
+  const pkHex = bytesToHex(hexToBytes(acceptance.public_key, 32, "acceptance.public_key"));
+  const keys = publishedKeyList(publishedKeys);
+  if (!keys.includes(pkHex)) fail(`key ${short(pkHex)} is not one of the operator's ${keys.length} published acceptance keys`);
+  const signature = hexToBytes(acceptance.signature, 64, "acceptance.signature");
+  await verifyEd25519(hexToBytes(pkHex, 32), acceptanceMessage(kind, number, lh, at), signature);
+  return `Ed25519 signature by published key ${short(pkHex)} over the leaf hash ${short(bytesToHex(lh))}, ${where} at ${at} ms`;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Section 12 and GAMES.md: rngValue, dice, payouts
 // ---------------------------------------------------------------------------------------------
 
@@ -1017,7 +1222,9 @@ const eqArr = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.l
 
 /**
  * Verifies one game from the server at `baseUrl` ("" for the page's own origin).
- * `onStep(step)` is called with each check {name, passed, detail} as soon as it is computed.
+ * `onStep(step)` is called with each check {name, passed, detail} as soon as it is computed; a
+ * step that passes for now but waits on the server (a pool-served bet whose epoch is still
+ * open) also has `pending: true`.
  * Options: `fetch` (a fetch function; default globalThis.fetch), `body` (an already fetched
  * verification response, to skip the first request).
  * Resolves with {game_id, verified, status: "verified"|"failed", failed_step, steps, dice, game,
@@ -1047,7 +1254,9 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
   const check = async (name, fn) => {
     let step;
     try {
-      step = { name, passed: true, detail: await fn() };
+      // A check returns its detail, or {detail, pending} for a step that waits on the server.
+      const out = await fn();
+      step = out !== null && typeof out === "object" ? { name, passed: true, ...out } : { name, passed: true, detail: out };
     } catch (e) {
       const failed = [CheckFailed, ClassGroupError, RangeError, TypeError].some((kind) => e instanceof kind);
       if (!failed) throw e;
@@ -1195,6 +1404,15 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
       return `${s.rule}; ${s.won ? `returns ${s.payout}` : "payout 0.00"} on ${bet.amount}`;
     });
   }
+
+  // --- the signed acceptance (section 11, protocol version 2) ---------------------------------
+  // The operator's keys come from GET /, fetched only when there is a signature to check.
+  await check("acceptance", async () => {
+    const a = p.acceptance;
+    if (a === null || a === undefined) return verifyAcceptance(a, [], p);
+    const info = await getRecord(fetchFn, baseUrl, "/");
+    return verifyAcceptance(a, info && info.acceptance_keys, p);
+  });
 
   // --- the anchor (section 16) ----------------------------------------------------------------
   const anchor = p.anchor;
@@ -1579,6 +1797,37 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
       const served = Array.isArray(rec.served) ? rec.served.find((s) => s && s.index === index) : null;
       if (!served || served.game_id !== gameId) fail(`batch ${b}'s serving log does not name this game for entry ${index}`);
       return `game id = H(${index} ‖ y)[0..16], and the serving log names this game`;
+    });
+
+    // Section 14, "Binding served bets": from version 2 the game's bet leaf is also a leaf of
+    // its bet epoch E's tree, so once E is closed bets_root_E (inside seed_E) fixes the bet.
+    // The epoch's public record is the authority: its leaves, its root and its count.
+    await check("pool_bet_inclusion", async () => {
+      const be = p.bet_epoch;
+      if (be === null || be === undefined) return "served before version 2: bound by no epoch";
+      if (typeof be !== "object") fail("bet_epoch is not an object");
+      const E = count(be.epoch, "bet_epoch.epoch");
+      if (be.status === "pending") return { detail: `pending: epoch ${E} is still open`, pending: true };
+      if (be.status !== "bound") fail(`bet_epoch.status ${JSON.stringify(be.status)} is neither "pending" nor "bound"`);
+      const lh = await leafHash(hexToBytes(p.leaf, undefined, "leaf"));
+      const position = count(be.leaf_index, "bet_epoch.leaf_index");
+      const size = count(be.tree_size, "bet_epoch.tree_size");
+      const root = hexToBytes(be.bets_root, 32, "bet_epoch.bets_root");
+      const got = await rootFromPath(lh, position, size, hashList(be.audit_path, "bet_epoch.audit_path"));
+      if (!bytesEqual(got, root)) fail(`the game's leaf ${position} of ${size} and the audit path do not lead to bets root ${be.bets_root}`);
+      const rec = await getRecord(fetchFn, baseUrl, `/api/v1/epochs/${E}`);
+      if (rec.status === "open") fail(`epoch ${E} is still open, yet bet_epoch says the bet is bound`);
+      const published = hexToBytes(rec.bets_root, 32, `epoch ${E}'s bets_root`);
+      if (!bytesEqual(published, root)) fail(`epoch ${E}'s published bets root is not bet_epoch.bets_root`);
+      const hashes = hashList(rec.leaf_hashes, `epoch ${E} leaf_hashes`);
+      if (!bytesEqual(await merkleRoot(hashes), published)) fail(`epoch ${E}'s ${hashes.length} published leaves do not hash to its bets root`);
+      if (rec.bet_count !== hashes.length || size !== hashes.length) {
+        fail(`tree size ${size} (proof) / bet count ${rec.bet_count} (epoch ${E}) but ${hashes.length} leaves`);
+      }
+      if (!bytesEqual(hashes[position], lh)) fail(`epoch ${E}'s leaf ${position} is not this game's leaf`);
+      return `the game's leaf is leaf ${position} of ${size} in epoch ${E}'s tree, whose published leaves hash to its bets root ${short(
+        bytesToHex(root),
+      )}`;
     });
 
   }

@@ -46,6 +46,45 @@ pub fn bet_leaf(g: &NewGame) -> Vec<u8> {
     out
 }
 
+/// The names of the leaf's fields, in order.
+pub const LEAF_FIELD_NAMES: [&str; 9] = [
+    "game_id",
+    "game",
+    "bet_type",
+    "target",
+    "combo",
+    "amount",
+    "player_id",
+    "player_seed",
+    "operator_key",
+];
+
+/// The fields of leaf bytes, in order; `Err` when the bytes are not a bet leaf.
+pub fn parse_leaf(leaf: &[u8]) -> Result<Vec<String>, String> {
+    let rest = leaf
+        .strip_prefix(&[LEAF_TAG.len() as u8][..])
+        .and_then(|r| r.strip_prefix(LEAF_TAG))
+        .ok_or("the leaf does not start with the bet tag")?;
+    let mut rest = rest;
+    let mut fields = Vec::with_capacity(9);
+    for name in LEAF_FIELD_NAMES {
+        let (len, tail) = rest
+            .split_first_chunk::<2>()
+            .ok_or_else(|| format!("the leaf ends before {name}"))?;
+        let len = usize::from(u16::from_be_bytes(*len));
+        if tail.len() < len {
+            return Err(format!("the leaf ends inside {name}"));
+        }
+        let (value, tail) = tail.split_at(len);
+        fields.push(String::from_utf8(value.to_vec()).map_err(|_| format!("{name} is not UTF-8"))?);
+        rest = tail;
+    }
+    if !rest.is_empty() {
+        return Err("bytes after the last field".into());
+    }
+    Ok(fields)
+}
+
 /// Domain tag of a game's result hash.
 pub const RESULT_TAG: &[u8] = b"vrs/v1/game-result";
 
@@ -98,6 +137,7 @@ mod tests {
             operator_key: "vrs-house".into(),
             created_at_ms: 0,
             leaf: vec![],
+            acceptance: None,
         }
     }
 
@@ -121,6 +161,17 @@ mod tests {
             expect.extend_from_slice(f.as_bytes());
         }
         assert_eq!(leaf, expect);
+    }
+
+    #[test]
+    fn leaves_parse_back_to_their_fields() {
+        let g = game();
+        let fields = parse_leaf(&bet_leaf(&g)).unwrap();
+        assert_eq!(fields, leaf_fields(&g).to_vec());
+        let mut cut = bet_leaf(&g);
+        cut.pop();
+        assert!(parse_leaf(&cut).is_err());
+        assert!(parse_leaf(b"\x0avrs/v1/beX").is_err());
     }
 
     #[test]

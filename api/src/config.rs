@@ -93,6 +93,13 @@ pub struct ServeConfig {
     /// Most pool entries generated per second (0: as fast as the threads go).
     #[arg(long, env = "VRS_POOL_REFILL_RATE", default_value_t = 0)]
     pub pool_refill_rate: u64,
+    /// File holding the Ed25519 key that signs every acceptance (64 hex digits, a 32-byte
+    /// RFC 8032 seed); VRS_SIGNING_KEY (the same 64 hex digits) takes precedence. Default:
+    /// <data-dir>/acceptance.key, created on first start. Replicas sharing one PostgreSQL may
+    /// share one key or each use their own: every key in use is published at GET /
+    /// (docs/PROTOCOL.md §11, "Signed acceptance").
+    #[arg(long, env = "VRS_SIGNING_KEY_FILE")]
+    pub signing_key_file: Option<PathBuf>,
     /// JSON-RPC URL of the EVM chain that batch Merkle roots are anchored on. Without it
     /// anchoring is off (anchorTx stays null). The signing key comes from
     /// VRS_ANCHOR_PRIVATE_KEY or --anchor-key-file.

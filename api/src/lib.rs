@@ -1,6 +1,7 @@
 //! vrs: the verifiable randomness service (HTTP API on an embedded or PostgreSQL store) and
 //! its command-line tools. The binary in `main.rs` only parses arguments and calls [`cli::run`].
 
+pub mod acceptance;
 pub mod anchor;
 pub mod cli;
 pub mod commit;
@@ -19,4 +20,5 @@ pub mod pool;
 pub mod proof_json;
 pub mod store;
 pub mod verify;
+pub mod verify_acceptance;
 pub mod verify_pool;

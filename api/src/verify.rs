@@ -12,6 +12,7 @@ pub use crate::group::veo_class;
 use crate::group::Group;
 use crate::outcome::{self, Outcome};
 use crate::store::{EpochRecord, GameRecord, Store};
+use crate::verify_acceptance::{add_acceptance, add_pool_binding, PublishedKeys};
 use anyhow::Context;
 use serde_json::{json, Value};
 use vrs_engine::classgroup::epoch::GROUP_PREFIX;
@@ -68,6 +69,8 @@ pub async fn lookup(
     let leaves = store.epoch_leaves(epoch.number).await?;
     let neighbours = Neighbours::load(store, &epoch).await?;
     let mut v = verify(&group, &game, &epoch, &chain_prev, &leaves, &neighbours);
+    let keys = PublishedKeys::load(store).await?;
+    add_acceptance(&mut v, &game, &keys);
     attach(store, anchor, Subject::Epoch(epoch.number), &mut v).await?;
     Ok(Lookup::Resolved(Box::new(v)))
 }
@@ -549,6 +552,9 @@ async fn lookup_pool(
     };
     let pool_batch = evidence.batch.number;
     let mut v = crate::verify_pool::verify_pool(&modulus, &game, &evidence);
+    let keys = PublishedKeys::load(store).await?;
+    add_pool_binding(store, &mut v, &game, &keys).await?;
+    add_acceptance(&mut v, &game, &keys);
     attach(store, anchor_view, Subject::PoolBatch(pool_batch), &mut v).await?;
     Ok(Lookup::Resolved(Box::new(v)))
 }

@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { createHash } from "node:crypto";
+import { createHash, generateKeyPairSync, sign } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import * as v from "../../api/assets/vrs-verify.mjs";
 import * as cg from "../../api/assets/vrs-classgroup.mjs";
@@ -471,7 +471,7 @@ test("a class-group epoch (1024 bits, T = 1000, proved by chiavdf) verifies end 
   assert.equal(r.verified, true);
   assert.deepEqual(
     r.steps.map((s) => s.name),
-    ["bet_leaf", "merkle_inclusion", "bets_root", "epoch_chain", "epoch_input", "vdf_proof", "timing", "rng_value", "dice", "payout"],
+    ["bet_leaf", "merkle_inclusion", "bets_root", "epoch_chain", "epoch_input", "vdf_proof", "timing", "rng_value", "dice", "payout", "acceptance"],
   );
   // A proof without `timing` (a server from before the timing rule) is a version-1 epoch.
   assert.match(r.steps.find((s) => s.name === "timing").detail, /^version 1: no timing commitment/);
@@ -761,10 +761,14 @@ async function rsaEpochGame(o = {}) {
   };
   if (o.record) Object.assign(records[e], o.record);
   if (o.proof) Object.assign(proof, o.proof);
+  // The proof's `acceptance` (PROTOCOL.md §11), made from the finished proof.
+  if (o.acceptance) proof.acceptance = await o.acceptance(proof);
   if (o.proofTiming) Object.assign(proof.timing, o.proofTiming);
   const fetched = [];
   const fetch = async (url) => {
     fetched.push(url);
+    // GET / (the service's description): where the operator lists its acceptance keys.
+    if (url === "/") return { status: o.info ? 200 : 404, text: async () => JSON.stringify(o.info ?? { error: "not found" }) };
     const m = /\/api\/v1\/epochs\/([0-9]+)$/.exec(url);
     const rec = m ? records[Number(m[1])] : undefined;
     return { status: rec ? 200 : 404, text: async () => JSON.stringify(rec ?? { error: "not found" }) };
@@ -781,7 +785,7 @@ test("a version-2 RSA epoch verifies end to end, its timing step after vdf_proof
   assert.equal(run.verified, true);
   assert.deepEqual(
     run.steps.map((s) => s.name),
-    ["bet_leaf", "merkle_inclusion", "bets_root", "epoch_chain", "epoch_input", "vdf_proof", "timing", "rng_value", "dice", "payout"],
+    ["bet_leaf", "merkle_inclusion", "bets_root", "epoch_chain", "epoch_input", "vdf_proof", "timing", "rng_value", "dice", "payout", "acceptance"],
   );
   // p = 3: the chain goes to epoch 3, not 4.
   assert.equal(detail("epoch_chain"), "the previous output is y of epoch 3");
@@ -793,6 +797,9 @@ test("a version-2 RSA epoch verifies end to end, its timing step after vdf_proof
   );
   for (const n of [3, 4, 5]) assert.ok(fetched.includes(`/api/v1/epochs/${n}`), `epoch ${n} fetched`);
   assert.equal(new Set(fetched).size, fetched.length, "each record fetched once");
+  // No signature (a game from before version 2): passed, and no keys fetched.
+  assert.equal(detail("acceptance"), "accepted before version 2: not signed");
+  assert.ok(!fetched.includes("/"));
 });
 
 test("a version-2 epoch closed one millisecond past its bound fails timing, and only timing", async () => {
@@ -864,4 +871,57 @@ test("a version-1 epoch verifies as before, its timing step saying so", async ()
   // Version 1 takes y of e − 1; a proof naming another predecessor is refused.
   const { failed } = await rsaEpochGame({ version: 1, proofTiming: { previous_epoch: 3 } });
   assert.match(failed.epoch_chain, /version-1 epoch 5 takes y of epoch 4/);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Signed acceptance (PROTOCOL.md §11) of an epoch game, through verifyGame; the Ed25519 and
+// pool-served cases are in vrs-acceptance.test.mjs
+// ---------------------------------------------------------------------------------------------
+
+test("an epoch game's signed acceptance verifies against GET /'s keys, fetched once", async () => {
+  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+  const pk = Buffer.from(publicKey.export({ format: "jwk" }).x, "base64url").toString("hex");
+  const info = { service: "vrs", acceptance_keys: [{ public_key: pk, since_ms: 1_000 }] };
+  // Signed over what `signed` says (the game by default); the object says what `claims` says.
+  const acceptance = (claims = {}, signed = {}) => async (proof) => {
+    const c = { epoch: proof.vdfEpoch, at: 1_150_000, ...claims };
+    const s = { ...c, ...signed };
+    const lh = await v.leafHash(unhex(proof.leaf));
+    const msg = v.acceptanceMessage(1, s.epoch, lh, s.at);
+    return {
+      version: 2,
+      kind: "epoch",
+      epoch: c.epoch,
+      pool_index: null,
+      leaf: proof.leaf,
+      leaf_hash: v.bytesToHex(lh),
+      accepted_at_ms: c.at,
+      public_key: pk,
+      signature: sign(null, Buffer.from(msg), privateKey).toString("hex"),
+    };
+  };
+  let g = await rsaEpochGame({ acceptance: acceptance(), info });
+  assert.deepEqual(g.failed, {});
+  assert.equal(g.run.steps.at(-1).name, "acceptance");
+  assert.match(g.detail("acceptance"), /^Ed25519 signature by published key [0-9a-f]{16}… over the leaf hash [0-9a-f]{16}…, accepted into epoch 5 at 1150000 ms$/);
+  assert.equal(g.fetched.filter((u) => u === "/").length, 1);
+  // With the proof's acceptance time, which must be the signed one.
+  g = await rsaEpochGame({ acceptance: acceptance(), info, proof: { bet_created_at_ms: 1_150_000 } });
+  assert.deepEqual(g.failed, {});
+  g = await rsaEpochGame({ acceptance: acceptance(), info, proof: { bet_created_at_ms: 1_150_001 } });
+  assert.deepEqual(Object.keys(g.failed), ["acceptance"]);
+  // A key the operator does not publish, or no key list at all.
+  g = await rsaEpochGame({ acceptance: acceptance(), info: { acceptance_keys: [] } });
+  assert.deepEqual(Object.keys(g.failed), ["acceptance"]);
+  assert.match(g.failed.acceptance, /not one of the operator's 0 published acceptance keys/);
+  g = await rsaEpochGame({ acceptance: acceptance() });
+  assert.match(g.failed.acceptance, /^\/: not found on this server/);
+  // Another epoch, claimed or only signed; another time, signed.
+  g = await rsaEpochGame({ acceptance: acceptance({ epoch: 4 }), info });
+  assert.match(g.failed.acceptance, /names epoch 4, but the game is in epoch 5/);
+  g = await rsaEpochGame({ acceptance: acceptance({}, { epoch: 4 }), info });
+  assert.match(g.failed.acceptance, /does not verify/);
+  g = await rsaEpochGame({ acceptance: acceptance({}, { at: 1_149_999 }), info });
+  assert.deepEqual(Object.keys(g.failed), ["acceptance"]);
+  assert.match(g.failed.acceptance, /does not verify/);
 });

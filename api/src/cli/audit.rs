@@ -103,26 +103,26 @@ pub(crate) struct AnchorSummary {
 
 /// What one epoch published, decoded enough to check.
 #[derive(Clone)]
-struct Epoch {
-    number: u64,
-    modulus: String,
-    iterations: u64,
+pub(in crate::cli) struct Epoch {
+    pub number: u64,
+    pub modulus: String,
+    pub iterations: u64,
     /// p(e) (e − 1 for version 1).
-    previous_epoch: u64,
+    pub previous_epoch: u64,
     /// The version-2 commitment (None: version 1).
-    committed: Option<(Timing, [u8; 32])>,
-    closed_at_ms: Option<u64>,
-    resolved_at_ms: Option<i64>,
-    previous_output: Vec<u8>,
-    bets_root: Hash,
-    bet_count: u64,
-    leaf_hashes: Vec<Hash>,
-    x: Vec<u8>,
-    y: Vec<u8>,
-    pi: Vec<u8>,
-    l: Vec<u8>,
+    pub committed: Option<(Timing, [u8; 32])>,
+    pub closed_at_ms: Option<u64>,
+    pub resolved_at_ms: Option<i64>,
+    pub previous_output: Vec<u8>,
+    pub bets_root: Hash,
+    pub bet_count: u64,
+    pub leaf_hashes: Vec<Hash>,
+    pub x: Vec<u8>,
+    pub y: Vec<u8>,
+    pub pi: Vec<u8>,
+    pub l: Vec<u8>,
     /// The published `anchor` object (null from a server that does not publish it).
-    anchor: Value,
+    pub anchor: Value,
 }
 
 pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
@@ -419,7 +419,7 @@ fn proof_item(m: &Modulus, e: &Epoch) -> Result<VerifyItem, String> {
 
 /// An epoch record as `GET /api/v1/epochs/{n}` gives it; unresolved epochs are an error (the
 /// range must end at a resolved epoch).
-fn decode(body: &Value) -> anyhow::Result<Epoch> {
+pub(in crate::cli) fn decode(body: &Value) -> anyhow::Result<Epoch> {
     let number = body["epoch"].as_u64().context("no epoch number")?;
     let hex_of = |key: &str| -> anyhow::Result<Vec<u8>> {
         let s = body[key]

@@ -1,5 +1,6 @@
 //! `vrs serve`: the HTTP service, on the embedded store or on PostgreSQL.
 
+use crate::acceptance::AcceptanceSigner;
 use crate::anchor::client::Chain;
 use crate::anchor::{load_key, AnchorStatus, AnchorView, Anchorer};
 use crate::config::ServeConfig;
@@ -170,6 +171,15 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             None
         }
     };
+    let acceptance = Arc::new(acceptance_signer(&config)?);
+    store
+        .register_acceptance_key(acceptance.public_key(), now_ms())
+        .await
+        .context("recording the acceptance key in the store")?;
+    println!(
+        "vrs: acceptances signed with Ed25519 key {}",
+        hex::encode(acceptance.public_key())
+    );
     let anchor_config = config.anchor()?;
     let anchor_status = Arc::new(AnchorStatus::new(config.anchor_rpc().is_some()));
     let chain = match config.anchor_rpc() {
@@ -280,6 +290,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         notary,
         notary_separate: notary_listener.is_some(),
         entropy: Default::default(),
+        acceptance,
     });
     let (quit_tx, quit_rx) = watch::channel(false);
     tokio::spawn(stop_on_signals(quit_tx));
@@ -333,6 +344,23 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
 }
 
 /// PostgreSQL when a database URL is given, else the embedded store in the data dir.
+/// The key acceptances are signed with: VRS_SIGNING_KEY, else --signing-key-file, else
+/// `<data-dir>/acceptance.key` (created on first start). Never logged.
+fn acceptance_signer(config: &ServeConfig) -> anyhow::Result<AcceptanceSigner> {
+    if let Ok(text) = std::env::var("VRS_SIGNING_KEY") {
+        return AcceptanceSigner::from_hex(&text).context("VRS_SIGNING_KEY");
+    }
+    match &config.signing_key_file {
+        Some(path) => AcceptanceSigner::load_file(path, false)
+            .with_context(|| format!("--signing-key-file {}", path.display())),
+        None => {
+            std::fs::create_dir_all(&config.data_dir)
+                .with_context(|| format!("creating the data dir {}", config.data_dir.display()))?;
+            AcceptanceSigner::load_file(&config.data_dir.join("acceptance.key"), true)
+        }
+    }
+}
+
 async fn open_store(config: &ServeConfig) -> anyhow::Result<Arc<dyn Store>> {
     match config.database_url.as_deref() {
         Some(url) if !url.trim().is_empty() => {

@@ -18,6 +18,7 @@ use vrs_engine::group::Modulus;
 use vrs_engine::merkle::{self, Hash};
 use vrs_engine::vdf;
 
+mod acceptance;
 pub(in crate::cli) mod anchor;
 mod pool;
 
@@ -28,7 +29,10 @@ server picked); then an epoch game is checked by bet_leaf, merkle_inclusion, epo
 vdf_proof, timing (the epoch's games were fixed before the previous epoch's output existed, within \
 the bound of its declared security margin: docs/PROTOCOL.md §10), rng_value, dice and payout; a pool-served (instant) game by pool_batch_chain, \
 pool_anchor, pool_batch_seed, pool_entry_input, vdf_proof, pool_inclusion, pool_committed, \
-pool_game_id, rng_value, dice and payout (docs/PROTOCOL.md §13 and §14). Once the game's epoch \
+pool_game_id, pool_bet_inclusion (the bet is in the committed tree of the epoch open when it was \
+served), rng_value, dice and payout (docs/PROTOCOL.md §13 and §14); then for every game \
+acceptance (the operator's Ed25519 signature of the game's acceptance, by a key GET / publishes: \
+§11). Once the game's epoch \
 or pool batch is in an anchor batch, anchor_inclusion folds its anchor leaf up to the batch root \
 (§16); with --rpc, anchor_onchain reads the anchor transaction back from that node.
 
@@ -36,8 +40,18 @@ A game whose anchor is not confirmed yet shows anchor_onchain as `pend`: the gam
 is fully checked by the other steps, only its timestamp on chain is still to come, so this does \
 not fail the verification (exit 0) unless --require-anchor is given (exit 1).")]
 pub struct VerifyArgs {
-    /// The game to verify: the game_id of a bet or of a raw RNG request.
-    pub game_id: String,
+    /// The game to verify: the game_id of a bet or of a raw RNG request (with --acceptance,
+    /// taken from the saved response).
+    #[arg(required_unless_present = "acceptance")]
+    pub game_id: Option<String>,
+    /// A saved acceptance: the JSON of the bet's 202 (or instant 200, or raw RNG 202) response,
+    /// or its `acceptance` object alone. Checks the operator's signature, that the server still
+    /// stores the game exactly as signed, and that the signed bet is in its epoch's committed
+    /// tree (steps acceptance_signature, acceptance_stored, acceptance_in_tree), then verifies
+    /// the game as usual. A failed step names what was dropped or altered: the player's
+    /// evidence (docs/PROTOCOL.md §11, "Signed acceptance").
+    #[arg(long, value_name = "FILE")]
+    pub acceptance: Option<std::path::PathBuf>,
     /// Base URL of the vrs server whose data is checked (another machine is fine: only the
     /// public API is used).
     #[arg(long, env = "VRS_SERVER", default_value = "http://127.0.0.1:8080")]
@@ -145,23 +159,56 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let server = args.server.trim_end_matches('/');
     let group = &args.group.group;
     Group::by_name(group).with_context(|| format!("--group {group}"))?;
+    let saved = args
+        .acceptance
+        .as_deref()
+        .map(acceptance::read_saved)
+        .transpose()?;
+    let game_id = match (&saved, &args.game_id) {
+        (Some(s), Some(id)) if *id != s.game_id => {
+            bail!("the saved acceptance is for game {}, not {id}", s.game_id)
+        }
+        (Some(s), _) => s.game_id.clone(),
+        (None, Some(id)) => id.clone(),
+        (None, None) => bail!("name a game id, or give --acceptance FILE"),
+    };
     let http = Http::new()?;
-    let checked = check(
-        &http,
-        server,
-        &args.game_id,
-        &Options {
-            group,
-            rpc: args.rpc.as_deref(),
-            require_anchor: args.require_anchor,
-            min_margin_centi: args.margin.min_margin.unwrap_or(0),
-        },
-    )?;
+    let options = Options {
+        group,
+        rpc: args.rpc.as_deref(),
+        require_anchor: args.require_anchor,
+        min_margin_centi: args.margin.min_margin.unwrap_or(0),
+    };
+    let checked = match &saved {
+        None => check(&http, server, &game_id, &options)?,
+        Some(saved) => {
+            let keys = acceptance::Keys::fetch(&http, server)?;
+            let (mut steps, verification) =
+                acceptance::evidence_steps(&http, server, saved, &keys, group)?;
+            match verification {
+                Some(_) => {
+                    let rest = check(&http, server, &game_id, &options)?;
+                    steps.extend(rest.steps);
+                    Checked {
+                        pool_served: rest.pool_served,
+                        steps,
+                        note: rest.note,
+                    }
+                }
+                None => Checked {
+                    pool_served: saved.doc.kind == "pool",
+                    steps,
+                    note: None,
+                },
+            }
+        }
+    };
+    let game_id = &game_id;
     let steps = &checked.steps;
     let verified = !steps.iter().any(Step::failed);
     if args.json {
         let report = Report {
-            game_id: &args.game_id,
+            game_id,
             server,
             pool_served: checked.pool_served,
             verified,
@@ -169,7 +216,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         };
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_checklist(&args.game_id, server, steps);
+        print_checklist(game_id, server, steps);
         if args.rpc.is_none() {
             if let Some(note) = &checked.note {
                 println!("{note}");
@@ -241,6 +288,17 @@ pub(crate) fn check(
         steps.insert(at, timing);
         steps
     });
+    // Version 2: the signed acceptance, and a pool-served bet's place in an epoch's tree.
+    let keys = acceptance::Keys::fetch(fetch, server)?;
+    if pool_served {
+        let bound = acceptance::pool_bet_step(fetch, server, proof, &keys, group)?;
+        let at = steps
+            .iter()
+            .position(|s| s.name == "pool_game_id")
+            .map_or(steps.len(), |i| i + 1);
+        steps.insert(at, bound);
+    }
+    steps.push(acceptance::acceptance_step(proof, &keys));
     steps.extend(anchor::inclusion_step(proof, pool_served));
     if let Some(rpc_url) = rpc {
         let rpc = anchor::Rpc::new(fetch, rpc_url);
@@ -860,5 +918,6 @@ fn new_game(bet: &Value) -> Result<NewGame, String> {
         operator_key: f.str("operator_key"),
         created_at_ms: 0,
         leaf: Vec::new(),
+        acceptance: None,
     })
 }

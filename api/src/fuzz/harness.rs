@@ -184,6 +184,7 @@ async fn start(dir: &Path, runtime: &tokio::runtime::Handle) -> Result<Started, 
         }),
         notary_separate: false,
         entropy: Default::default(),
+        acceptance: Arc::new(crate::acceptance::AcceptanceSigner::generate()),
     };
     let router = app(Arc::new(state));
 

@@ -1,6 +1,8 @@
 //! Game catalog, bets, raw RNG requests, results and verification.
 
+use super::schema::AcceptanceDoc;
 use super::{schema, ApiError, State};
+use crate::acceptance::{AcceptanceSigner, Place};
 use crate::commit::bet_leaf;
 use crate::epoch::now_ms;
 use crate::games::{self, catalog as game_catalog, parse_bet, valid_bet_types, Game};
@@ -14,6 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use rand::RngCore;
 use serde_json::{json, Value};
+use std::sync::Arc;
 use vrs_engine::pool;
 
 /// Longest client_seed of a raw RNG request, in characters.
@@ -46,22 +49,58 @@ fn is_game_id(id: &str) -> bool {
 /// deadline: the close is a few milliseconds away unless no leader runs the chain (then 503).
 const OVERDUE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Commits `game` into the open epoch; a game that arrives between an epoch's deadline and its
-/// close waits for the next epoch instead of being refused.
+/// Commits `game` into the open epoch, signed; a game that arrives between an epoch's deadline
+/// and its close waits for the next epoch instead of being refused. Returns the epoch and the
+/// acceptance the player keeps.
 async fn insert_into_open_epoch(
     state: &State,
     game: NewGame,
-) -> Result<u64, crate::store::StoreError> {
+) -> Result<(u64, AcceptanceDoc), crate::store::StoreError> {
     let give_up = std::time::Instant::now() + OVERDUE_WAIT;
     let mut game = game;
     loop {
-        match state.store.insert_game(game.clone()).await {
+        match state
+            .store
+            .insert_game(game.clone(), &state.acceptance)
+            .await
+        {
             Err(crate::store::StoreError::EpochOverdue(_))
                 if std::time::Instant::now() < give_up =>
             {
                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 // Accepted when it is committed, into the epoch open then.
                 game.created_at_ms = now_ms();
+            }
+            Ok((epoch, signed)) => {
+                let doc = AcceptanceDoc::new(
+                    Place::Epoch(epoch),
+                    &game.leaf,
+                    game.created_at_ms,
+                    &signed,
+                );
+                return Ok((epoch, doc));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Serves the bet from the pool, bound to the open epoch; like an epoch-path bet it waits for
+/// the next epoch when the open one is past its deadline. `None`: no entry for it.
+async fn serve_from_pool(
+    state: &State,
+    bet: &NewGame,
+) -> Result<Option<GameRecord>, crate::store::StoreError> {
+    let give_up = std::time::Instant::now() + OVERDUE_WAIT;
+    let mut bet = bet.clone();
+    loop {
+        let build = instant_builder(&bet, Arc::clone(&state.acceptance));
+        match state.store.serve_instant(build).await {
+            Err(crate::store::StoreError::EpochOverdue(_))
+                if std::time::Instant::now() < give_up =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                bet.created_at_ms = now_ms();
             }
             other => return other,
         }
@@ -206,12 +245,13 @@ async fn place_bet(
         operator_key: bet.operator_key,
         created_at_ms: now_ms(),
         leaf: Vec::new(),
+        acceptance: None,
     };
     // The path depends on the request only (and the operator's default), never on an
     // outcome (docs/PROTOCOL.md §15).
     let instant = bet.instant.unwrap_or(state.pool.instant_default);
     if instant {
-        if let Some(game) = state.store.serve_instant(instant_builder(&new)).await? {
+        if let Some(game) = serve_from_pool(&state, &new).await? {
             let m = crate::metrics::global();
             m.bets_accepted.with(&[&new.game, "instant"]).inc();
             m.bets_resolved.with(&[&new.game, "instant"]).inc();
@@ -220,7 +260,7 @@ async fn place_bet(
     }
     new.leaf = bet_leaf(&new);
     let (game_id, bet_id) = (new.game_id.clone(), new.request_id.clone());
-    let epoch = insert_into_open_epoch(&state, new).await?;
+    let (epoch, acceptance) = insert_into_open_epoch(&state, new).await?;
     crate::metrics::global()
         .bets_accepted
         .with(&[game.name(), "epoch"])
@@ -255,18 +295,21 @@ async fn place_bet(
         resolves_at_epoch: epoch,
         message,
         pool_served: instant.then_some(false),
+        acceptance,
     };
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
 
 /// Makes a pool-served game from the bet and the entry the store hands it: the game id is
-/// the entry's (PROTOCOL.md §14), the outcome derives from the entry's y.
-fn instant_builder(bet: &NewGame) -> BuildInstant {
+/// the entry's (PROTOCOL.md §14), the outcome derives from the entry's y, and the acceptance
+/// is signed for the entry.
+fn instant_builder(bet: &NewGame, signer: Arc<AcceptanceSigner>) -> BuildInstant {
     let template = bet.clone();
     Box::new(move |entry: &pool::Entry| {
         let mut g = template.clone();
         g.game_id = pool::game_id(entry.index, &entry.y);
         g.leaf = bet_leaf(&g);
+        g.acceptance = Some(signer.sign(Place::Pool(entry.index), &g.leaf, g.created_at_ms));
         let o = outcome::derive(&entry.y, &g)?;
         let resolution = o.resolution(&g.game_id);
         Ok((g, resolution))
@@ -284,6 +327,15 @@ fn instant_json(game: &GameRecord) -> Value {
     };
     let stored = game.resolution.as_ref().unwrap_or(&empty);
     let g = &game.new;
+    let acceptance = match (game.pool_index, g.acceptance) {
+        (Some(i), Some(signed)) => Some(AcceptanceDoc::new(
+            Place::Pool(i),
+            &g.leaf,
+            g.created_at_ms,
+            &signed,
+        )),
+        _ => None,
+    };
     json!({
         "status": "resolved",
         "game_id": g.game_id,
@@ -300,6 +352,7 @@ fn instant_json(game: &GameRecord) -> Value {
         },
         "verify_url": format!("/api/v1/verify/{}", g.game_id),
         "verify_page": format!("/verify?game={}", g.game_id),
+        "acceptance": acceptance,
     })
 }
 
@@ -338,10 +391,11 @@ pub async fn rng_generate(
         operator_key: games::DEFAULT_OPERATOR_KEY.to_owned(),
         created_at_ms: now_ms(),
         leaf: Vec::new(),
+        acceptance: None,
     };
     new.leaf = bet_leaf(&new);
     let (game_id, request_id) = (new.game_id.clone(), new.request_id.clone());
-    let epoch = insert_into_open_epoch(&state, new).await?;
+    let (epoch, acceptance) = insert_into_open_epoch(&state, new).await?;
     crate::metrics::global()
         .bets_accepted
         .with(&[Game::Rng.name(), "epoch"])
@@ -353,6 +407,7 @@ pub async fn rng_generate(
         game_id,
         resolves_at_epoch: epoch,
         message: format!("Request accepted into epoch {epoch}; poll the URL for the value."),
+        acceptance,
     };
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }

@@ -80,6 +80,8 @@ pub struct AppState {
     pub notary_separate: bool,
     /// The entropy endpoint's answer between two epochs.
     pub entropy: entropy_cache::EntropyCache,
+    /// Signs every acceptance this process gives (docs/PROTOCOL.md §11).
+    pub acceptance: Arc<crate::acceptance::AcceptanceSigner>,
 }
 
 impl AppState {

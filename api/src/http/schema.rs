@@ -7,6 +7,7 @@
 //! Hex values are lowercase without `0x` unless a field says otherwise. Members not listed
 //! here may be added in later versions (no schema forbids extra members).
 
+pub use crate::acceptance::AcceptanceDoc;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -166,8 +167,22 @@ pub struct ServiceInfo {
     pub database: Database,
     pub vdf_engine: VdfEngine,
     pub anchoring: AnchoringSummary,
+    /// The key this replica signs acceptances with (64 hex digits).
+    pub acceptance_key: String,
+    /// Every key acceptances were signed with on this store, oldest first (empty while the
+    /// database is unavailable).
+    pub acceptance_keys: Vec<AcceptanceKey>,
     /// Seconds since start.
     pub uptime: u64,
+}
+
+/// A published acceptance key (docs/PROTOCOL.md §11).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AcceptanceKey {
+    /// 64 hex digits (RFC 8032 encoding).
+    pub public_key: String,
+    /// When the store first recorded it (Unix ms).
+    pub since_ms: i64,
 }
 
 /// Whether the store answers.
@@ -288,6 +303,8 @@ pub struct BetAccepted {
     /// Present (false) when the bet asked for the pool and the pool was empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool_served: Option<bool>,
+    /// The operator's signed acceptance (docs/PROTOCOL.md §11): keep it as evidence.
+    pub acceptance: AcceptanceDoc,
 }
 
 /// 202 for a raw RNG request (interface section 2.12).
@@ -299,6 +316,8 @@ pub struct RngAccepted {
     pub resolves_at_epoch: u64,
     pub poll_url: String,
     pub message: String,
+    /// The operator's signed acceptance (docs/PROTOCOL.md §11): keep it as evidence.
+    pub acceptance: AcceptanceDoc,
 }
 
 /// The dice: die1, die2 (die3 for Sic Bo) and their total.
@@ -338,6 +357,8 @@ pub struct InstantBet {
     pub verify_url: String,
     /// The in-browser verifier for this game.
     pub verify_page: String,
+    /// The operator's signed acceptance (docs/PROTOCOL.md §11): keep it as evidence.
+    pub acceptance: AcceptanceDoc,
 }
 
 /// 202 while a game's epoch has not resolved.

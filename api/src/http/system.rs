@@ -65,6 +65,15 @@ pub async fn info(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErro
         .map(|e| e.number);
     let e = &state.engine;
     let last_ms = e.last_computation_ms.load(Ordering::Relaxed);
+    // The list a verifier checks acceptance signatures against (docs/PROTOCOL.md §11).
+    let acceptance_keys: Vec<Value> = state
+        .store
+        .acceptance_keys()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, since)| json!({ "public_key": hex::encode(k), "since_ms": since }))
+        .collect();
     Ok(Json(json!({
         "service": "vrs",
         "description": "Verifiable randomness: epochs resolved by a VDF (Wesolowski, RSA group) \
@@ -95,6 +104,8 @@ pub async fn info(AxState(state): AxState<State>) -> Result<Json<Value>, ApiErro
             "security": security_json(&state),
         },
         "anchoring": anchoring_summary(&state),
+        "acceptance_key": hex::encode(state.acceptance.public_key()),
+        "acceptance_keys": acceptance_keys,
         "uptime": uptime(&state),
     })))
 }

@@ -1,7 +1,7 @@
 //! Column encodings both stores share: replay checkpoints as JSON, dice and combos as
-//! comma-separated digits.
+//! comma-separated digits, acceptances as key and signature.
 
-use super::{StoreError, StoreResult};
+use super::{Signed, StoreError, StoreResult};
 
 /// Checkpoints are stored as a JSON array of [iteration, "hex"] pairs.
 pub fn encode_checkpoints(c: &[(u64, Vec<u8>)]) -> String {
@@ -69,4 +69,25 @@ pub fn nonce(bytes: Option<Vec<u8>>) -> StoreResult<Option<[u8; 32]>> {
                 .map_err(|_| StoreError::Corrupt("an epoch nonce is not 32 bytes".into()))
         })
         .transpose()
+}
+
+/// A stored acceptance: both columns or neither.
+pub(crate) fn signed_from(
+    key: Option<Vec<u8>>,
+    sig: Option<Vec<u8>>,
+) -> StoreResult<Option<Signed>> {
+    match (key, sig) {
+        (None, None) => Ok(None),
+        (Some(k), Some(s)) => Ok(Some(Signed {
+            public_key: k
+                .try_into()
+                .map_err(|_| StoreError::Corrupt("an acceptance key is not 32 bytes".into()))?,
+            signature: s.try_into().map_err(|_| {
+                StoreError::Corrupt("an acceptance signature is not 64 bytes".into())
+            })?,
+        })),
+        _ => Err(StoreError::Corrupt(
+            "a game has an acceptance key without a signature, or the reverse".into(),
+        )),
+    }
 }

@@ -2,8 +2,9 @@
 //! PostgreSQL store answer the service identically.
 //!
 //! What every implementation guarantees:
-//! - [`Store::insert_game`] returns only once the game is committed, in the epoch that was open
-//!   at that commit; a game never lands in an epoch that is already closed.
+//! - [`Store::insert_game`] returns only once the game is committed, with its signed
+//!   acceptance, in the epoch that was open at that commit; a game never lands in an epoch
+//!   that is already closed. A pool-served game is bound to that epoch the same way.
 //! - [`Store::close_epoch`] fixes the epoch's games (in acceptance order) and opens the next
 //!   epoch atomically.
 //! - A resolved epoch and its games are written once, in one transaction, and never rewritten.
@@ -17,8 +18,10 @@ pub mod sqlite;
 mod sqlite_anchor;
 mod sqlite_notary;
 
+pub use crate::acceptance::{AcceptanceSigner, Signed};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Store failures. `Unavailable` is the database's fault (the service answers 503 and retries);
 /// `Conflict` and `Corrupt` mean the data does not match what the caller expected; `Config`
@@ -90,6 +93,9 @@ pub struct NewGame {
     pub created_at_ms: i64,
     /// The committed leaf bytes (see `commit::bet_leaf`).
     pub leaf: Vec<u8>,
+    /// The operator's signed acceptance (docs/PROTOCOL.md §11); set by the store (epoch path)
+    /// or the instant builder (pool path); `None` for games accepted before protocol version 2.
+    pub acceptance: Option<Signed>,
 }
 
 /// What resolution adds to a game.
@@ -112,6 +118,9 @@ pub struct GameRecord {
     pub epoch: Option<u64>,
     /// The pool entry a pool-served game consumed (docs/PROTOCOL.md, "Pool chain").
     pub pool_index: Option<u64>,
+    /// The epoch whose bets tree holds a pool-served game's leaf (docs/PROTOCOL.md §14,
+    /// "Binding served bets"); `None` for epoch-path games and pool games from version 1.
+    pub bet_epoch: Option<u64>,
     /// Position in the epoch's bets tree (acceptance order, from 0). Always known once the
     /// epoch is resolved, and in `epoch_games`; elsewhere the PostgreSQL store reports `None`
     /// until then (counting the position of a pending game on every poll costs O(epoch)).
@@ -601,7 +610,7 @@ pub struct SettlingPayment {
 }
 
 /// Builds a pool-served game from the entry it is given (its id, outcome and resolution are
-/// fixed by the entry). Runs inside the store's transaction.
+/// fixed by the entry), signed for that entry. Runs inside the store's transaction.
 /// Pure (it may run again if a group's transaction is retried).
 pub type BuildInstant = Box<
     dyn Fn(&vrs_engine::pool::Entry) -> Result<(NewGame, GameResolution), String> + Send + Sync,
@@ -679,9 +688,20 @@ pub trait Store: Send + Sync + 'static {
     /// The epoch currently open for games.
     async fn open_epoch(&self) -> StoreResult<EpochRecord>;
 
-    /// Commits a game into the open epoch; returns that epoch's number. Durable on return.
-    /// Refused with [`StoreError::EpochOverdue`] once the open epoch is past its deadline.
-    async fn insert_game(&self, game: NewGame) -> StoreResult<u64>;
+    /// Commits a game into the open epoch, signed by `signer` for that epoch (its `acceptance`
+    /// is ignored); returns the epoch and the signature. Durable on return. Refused with
+    /// [`StoreError::EpochOverdue`] once the open epoch is past its deadline.
+    async fn insert_game(
+        &self,
+        game: NewGame,
+        signer: &Arc<AcceptanceSigner>,
+    ) -> StoreResult<(u64, Signed)>;
+
+    /// Records a key games are signed with (idempotent: a key keeps its first time).
+    async fn register_acceptance_key(&self, public_key: [u8; 32], now_ms: i64) -> StoreResult<()>;
+
+    /// Every key recorded, oldest first, with when it was first recorded.
+    async fn acceptance_keys(&self) -> StoreResult<Vec<([u8; 32], i64)>>;
 
     /// Closes `epoch` (which must be open or already closed) and opens `epoch + 1` with a plan
     /// from `next`; returns the closed epoch's leaves in acceptance order. A version-2 epoch
@@ -717,10 +737,11 @@ pub trait Store: Send + Sync + 'static {
 
     async fn game(&self, game_id: &str) -> StoreResult<Option<GameRecord>>;
 
-    /// The games of one epoch in acceptance order.
+    /// The epoch-path games of one epoch in acceptance order (what resolves from it).
     async fn epoch_games(&self, epoch: u64) -> StoreResult<Vec<GameRecord>>;
 
-    /// The leaves of one epoch in acceptance order (what its bets root is computed from).
+    /// The leaves of one epoch's bets tree: its epoch-path games in acceptance order, then
+    /// the pool-served games bound to it in pool-index order (docs/PROTOCOL.md §11).
     async fn epoch_leaves(&self, epoch: u64) -> StoreResult<Vec<Vec<u8>>>;
 
     /// The id of the game accepted last into `epoch`, if any.
@@ -754,8 +775,9 @@ pub trait Store: Send + Sync + 'static {
     async fn pool_entry(&self, index: u64) -> StoreResult<Option<PoolEntry>>;
 
     /// Serves the next pool entry to one bet: takes the lowest unserved committed index,
-    /// builds the game from it and stores the game resolved, in one transaction. Durable on
-    /// return. Only an entry whose batch was committed at or before the bet's `created_at_ms`
+    /// builds the game from it and stores the game resolved and bound to the open epoch
+    /// (refused with [`StoreError::EpochOverdue`] once that epoch is past its deadline), in
+    /// one transaction. Durable on return. Only an entry whose batch was committed at or before the bet's `created_at_ms`
     /// is served (so no entry can have been made after the bet arrived). `None`: no such entry
     /// is left (nothing was written).
     async fn serve_instant(&self, build: BuildInstant) -> StoreResult<Option<GameRecord>>;

@@ -30,12 +30,13 @@ use super::codec::{
 use super::postgres_anchor as anchor;
 use super::postgres_notary as notary;
 use super::{
-    AnchorBatch, AnchorCounts, AnchorTx, ApiKey, BuildInstant, EpochInput, EpochOutput,
-    EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution, IdempotencyClaim,
-    IdempotencyKey, IdempotentResponse, Lease, NewGame, NewReceipt, NotaryBatch, NotaryCounts,
-    PaymentNonce, PlanParams, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord, SettlingPayment,
-    Store, StoreError, StoreResult,
+    AcceptanceSigner, AnchorBatch, AnchorCounts, AnchorTx, ApiKey, BuildInstant, EpochInput,
+    EpochOutput, EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution,
+    IdempotencyClaim, IdempotencyKey, IdempotentResponse, Lease, NewGame, NewReceipt, NotaryBatch,
+    NotaryCounts, PaymentNonce, PlanParams, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord,
+    SettlingPayment, Signed, Store, StoreError, StoreResult,
 };
+use crate::acceptance::Place;
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use std::collections::BTreeMap;
@@ -63,6 +64,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (
         7,
         include_str!("../../migrations/postgres/0007_epoch_timing.sql"),
+    ),
+    (
+        8,
+        include_str!("../../migrations/postgres/0008_acceptance.sql"),
     ),
 ];
 
@@ -96,7 +101,8 @@ const POOL_LOCK: i32 = 0x7672_7304;
 
 struct InsertReq {
     game: NewGame,
-    reply: oneshot::Sender<StoreResult<u64>>,
+    signer: Arc<AcceptanceSigner>,
+    reply: oneshot::Sender<StoreResult<(u64, Signed)>>,
 }
 
 struct InstantReq {
@@ -412,15 +418,18 @@ async fn instant_committer(pool: Pool, queue: Arc<Mutex<mpsc::Receiver<InstantRe
 
 const INSERT_POOL_GAMES: &str = "INSERT INTO games (pool_index, resolved_at_ms, game_id,
          request_id, game, bet_type, target, combo, amount, player_id, player_seed,
-         operator_key, created_at_ms, leaf, rng_value, dice, won, payout)
+         operator_key, created_at_ms, leaf, rng_value, dice, won, payout, bet_epoch,
+         acceptance_key, acceptance_sig)
      SELECT u.idx, $1, u.game_id, u.request_id, u.game, u.bet_type, u.target, u.combo,
          u.amount, u.player_id, u.player_seed, u.operator_key, u.created_at_ms, u.leaf,
-         u.rng_value, u.dice, u.won, u.payout
+         u.rng_value, u.dice, u.won, u.payout, $19, u.acceptance_key, u.acceptance_sig
      FROM UNNEST($2::int8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int2[],
          $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::int8[],
-         $14::bytea[], $15::text[], $16::text[], $17::bool[], $18::text[])
+         $14::bytea[], $15::text[], $16::text[], $17::bool[], $18::text[], $20::bytea[],
+         $21::bytea[])
          AS u (idx, game_id, request_id, game, bet_type, target, combo, amount, player_id,
-               player_seed, operator_key, created_at_ms, leaf, rng_value, dice, won, payout)";
+               player_seed, operator_key, created_at_ms, leaf, rng_value, dice, won, payout,
+               acceptance_key, acceptance_sig)";
 
 /// Serves the next entries, in index order, to `builds` in one transaction: the counter row
 /// is locked, so replicas take turns and every entry goes to exactly one bet. Bets beyond the
@@ -431,6 +440,9 @@ async fn serve_group(
 ) -> StoreResult<Vec<Option<GameRecord>>> {
     let mut client = pool.get().await.map_err(pool_err)?;
     let tx = read_committed(&mut client).await?;
+    // The gate first, as inserts take it: served bets are bound to the open epoch's tree
+    // (docs/PROTOCOL.md §14, "Binding served bets"), so its close waits for them.
+    let bet_epoch = open_for_games(&tx).await?;
     let next: i64 = tx
         .query_one(
             "SELECT next_index FROM pool_state WHERE id = 1 FOR UPDATE",
@@ -520,6 +532,15 @@ async fn serve_group(
                     .iter()
                     .map(|(_, _, r)| r.payout.as_deref())
                     .collect::<Vec<_>>(),
+                &bet_epoch,
+                &made
+                    .iter()
+                    .map(|(_, g, _)| g.acceptance.map(|a| a.public_key.to_vec()))
+                    .collect::<Vec<_>>(),
+                &made
+                    .iter()
+                    .map(|(_, g, _)| g.acceptance.map(|a| a.signature.to_vec()))
+                    .collect::<Vec<_>>(),
             ],
         )
         .await
@@ -539,6 +560,7 @@ async fn serve_group(
                 new,
                 epoch: None,
                 pool_index: Some(index),
+                bet_epoch: Some(bet_epoch as u64),
                 seq: None,
                 resolution: Some(resolution),
                 resolved_at_ms: Some(now),
@@ -552,11 +574,12 @@ async fn serve_group(
 /// One transaction for the group; if a row is refused (a duplicate id), each is retried on its
 /// own so one bad row cannot fail the others.
 async fn commit_group(pool: &Pool, group: Vec<InsertReq>) {
-    let games: Vec<&NewGame> = group.iter().map(|r| &r.game).collect();
+    let games: Vec<(&NewGame, &AcceptanceSigner)> =
+        group.iter().map(|r| (&r.game, &*r.signer)).collect();
     match timed("insert", insert_games(pool, &games)).await {
-        Ok(epoch) => {
-            for r in group {
-                let _ = r.reply.send(Ok(epoch));
+        Ok((epoch, signed)) => {
+            for (r, s) in group.into_iter().zip(signed) {
+                let _ = r.reply.send(Ok((epoch, s)));
             }
         }
         Err(e) if group.len() == 1 || matches!(e, StoreError::Unavailable(_)) => {
@@ -566,7 +589,13 @@ async fn commit_group(pool: &Pool, group: Vec<InsertReq>) {
         }
         Err(_) => {
             for r in group {
-                let one = timed("insert", insert_games(pool, &[&r.game])).await;
+                let one = timed("insert", insert_games(pool, &[(&r.game, &*r.signer)])).await;
+                let one = one.and_then(|(epoch, mut signed)| {
+                    signed
+                        .pop()
+                        .map(|s| (epoch, s))
+                        .ok_or_else(|| StoreError::Corrupt("an insert signed nothing".into()))
+                });
                 let _ = r.reply.send(one);
             }
         }
@@ -574,10 +603,11 @@ async fn commit_group(pool: &Pool, group: Vec<InsertReq>) {
 }
 
 const INSERT_GAMES: &str = "INSERT INTO games (epoch, game_id, request_id, game, bet_type, target,
-         combo, amount, player_id, player_seed, operator_key, created_at_ms, leaf)
+         combo, amount, player_id, player_seed, operator_key, created_at_ms, leaf,
+         acceptance_key, acceptance_sig)
      SELECT $1, u.* FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::int2[],
          $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int8[],
-         $13::bytea[]) AS u";
+         $13::bytea[], $14::bytea[], $15::bytea[]) AS u";
 
 /// A READ COMMITTED transaction whatever the role's default: the epoch gate relies on each
 /// statement taking a fresh snapshot after the lock wait before it.
@@ -592,13 +622,11 @@ pub(super) async fn read_committed(
         .map_err(pg_err)
 }
 
-/// Commits `games` into the open epoch in one transaction; returns the epoch.
-async fn insert_games(pool: &Pool, games: &[&NewGame]) -> StoreResult<u64> {
-    let mut client = pool.get().await.map_err(pool_err)?;
-    let tx = read_committed(&mut client).await?;
-    // Held until commit: a close waits for this transaction, and this statement waits for a
-    // close in progress. The next statement's snapshot is taken after that wait, so it sees
-    // the epoch a close just opened.
+/// Takes the epoch gate shared (held until commit: a close waits for this transaction, and
+/// this statement waits for a close in progress; the next statement's snapshot is taken after
+/// that wait, so it sees the epoch a close just opened), then the open epoch, refused once
+/// past its deadline.
+async fn open_for_games(tx: &deadpool_postgres::Transaction<'_>) -> StoreResult<i64> {
     tx.execute(
         "SELECT pg_advisory_xact_lock_shared($1, hashtext(current_schema()))",
         &[&EPOCH_GATE],
@@ -615,6 +643,25 @@ async fn insert_games(pool: &Pool, games: &[&NewGame]) -> StoreResult<u64> {
         .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))?;
     let epoch: i64 = open.get(0);
     super::refuse_overdue(epoch as u64, open.get(1), crate::epoch::now_ms())?;
+    Ok(epoch)
+}
+
+/// Commits `games` into the open epoch in one transaction, each signed by its signer; returns
+/// the epoch and the signatures, in order.
+async fn insert_games(
+    pool: &Pool,
+    games: &[(&NewGame, &AcceptanceSigner)],
+) -> StoreResult<(u64, Vec<Signed>)> {
+    let mut client = pool.get().await.map_err(pool_err)?;
+    let tx = read_committed(&mut client).await?;
+    let epoch = open_for_games(&tx).await?;
+    let signed: Vec<Signed> = games
+        .iter()
+        .map(|(g, signer)| signer.sign(Place::Epoch(epoch as u64), &g.leaf, g.created_at_ms))
+        .collect();
+    let keys: Vec<&[u8]> = signed.iter().map(|s| s.public_key.as_slice()).collect();
+    let sigs: Vec<&[u8]> = signed.iter().map(|s| s.signature.as_slice()).collect();
+    let games: Vec<&NewGame> = games.iter().map(|(g, _)| *g).collect();
     let col = |f: fn(&NewGame) -> Option<String>| games.iter().map(|g| f(g)).collect::<Vec<_>>();
     let game_ids = col(|g| Some(g.game_id.clone()));
     let request_ids = col(|g| Some(g.request_id.clone()));
@@ -645,12 +692,14 @@ async fn insert_games(pool: &Pool, games: &[&NewGame]) -> StoreResult<u64> {
             &operators,
             &created,
             &leaves,
+            &keys,
+            &sigs,
         ],
     )
     .await
     .map_err(pg_err)?;
     tx.commit().await.map_err(pg_err)?;
-    Ok(epoch as u64)
+    Ok((epoch as u64, signed))
 }
 
 /// Adds a just-resolved epoch's games (`epoch_games`, per game name), and the instant games
@@ -758,7 +807,8 @@ fn epoch_from_row(r: &Row) -> StoreResult<EpochRecord> {
 /// Game columns, followed by a `seq` expression.
 const GAME_COLUMNS: &str = "g.game_id, g.request_id, g.game, g.bet_type, g.target, g.combo, \
      g.amount, g.player_id, g.player_seed, g.operator_key, g.created_at_ms, g.epoch, g.leaf, \
-     g.rng_value, g.dice, g.won, g.payout, g.resolved_at_ms, g.pool_index";
+     g.rng_value, g.dice, g.won, g.payout, g.resolved_at_ms, g.pool_index, g.acceptance_key, \
+     g.acceptance_sig, g.bet_epoch";
 
 /// A game's position as stored: written when its epoch resolves, NULL before.
 const SEQ_OF_ONE: &str = "g.seq";
@@ -844,7 +894,15 @@ fn game_from_row(r: &Row) -> StoreResult<GameRecord> {
             operator_key: r.try_get("operator_key").map_err(corrupt)?,
             created_at_ms: r.try_get("created_at_ms").map_err(corrupt)?,
             leaf: r.try_get("leaf").map_err(corrupt)?,
+            acceptance: super::codec::signed_from(
+                r.try_get("acceptance_key").map_err(corrupt)?,
+                r.try_get("acceptance_sig").map_err(corrupt)?,
+            )?,
         },
+        bet_epoch: r
+            .try_get::<_, Option<i64>>("bet_epoch")
+            .map_err(corrupt)?
+            .map(|e| e as u64),
         epoch: r
             .try_get::<_, Option<i64>>("epoch")
             .map_err(corrupt)?
@@ -1006,8 +1064,16 @@ impl PgStore {
     async fn leaves(&self, epoch: u64) -> StoreResult<Vec<Vec<u8>>> {
         timed("read leaves", async {
             let client = self.client().await?;
+            // The epoch-path leaves in acceptance order, then the bound pool-served ones in
+            // pool-index order (docs/PROTOCOL.md §11).
             let stmt = client
-                .prepare_cached("SELECT leaf FROM games WHERE epoch = $1 ORDER BY id")
+                .prepare_cached(
+                    "SELECT leaf FROM (
+                         SELECT leaf, 0 AS part, id AS k FROM games WHERE epoch = $1
+                         UNION ALL
+                         SELECT leaf, 1, pool_index FROM games WHERE bet_epoch = $1
+                     ) t ORDER BY part, k",
+                )
                 .await
                 .map_err(pg_err)?;
             let rows = client
@@ -1166,14 +1232,64 @@ impl Store for PgStore {
             .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))
     }
 
-    async fn insert_game(&self, game: NewGame) -> StoreResult<u64> {
+    async fn insert_game(
+        &self,
+        game: NewGame,
+        signer: &Arc<AcceptanceSigner>,
+    ) -> StoreResult<(u64, Signed)> {
         let (reply, rx) = oneshot::channel();
+        let signer = Arc::clone(signer);
         self.inserts
-            .send(InsertReq { game, reply })
+            .send(InsertReq {
+                game,
+                signer,
+                reply,
+            })
             .await
             .map_err(|_| StoreError::Unavailable("the group committers have stopped".into()))?;
         rx.await
             .map_err(|_| StoreError::Unavailable("the group committers have stopped".into()))?
+    }
+
+    async fn register_acceptance_key(&self, public_key: [u8; 32], now_ms: i64) -> StoreResult<()> {
+        timed("register acceptance key", async {
+            let client = self.client().await?;
+            client
+                .execute(
+                    "INSERT INTO acceptance_keys (public_key, since_ms) VALUES ($1, $2)
+                     ON CONFLICT (public_key) DO NOTHING",
+                    &[&public_key.as_slice(), &now_ms],
+                )
+                .await
+                .map(|_| ())
+                .map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn acceptance_keys(&self) -> StoreResult<Vec<([u8; 32], i64)>> {
+        timed("read acceptance keys", async {
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    "SELECT public_key, since_ms FROM acceptance_keys
+                     ORDER BY since_ms, public_key",
+                    &[],
+                )
+                .await
+                .map_err(pg_err)?;
+            rows.iter()
+                .map(|r| {
+                    let k: Vec<u8> = r.try_get(0).map_err(corrupt)?;
+                    let at: i64 = r.try_get(1).map_err(corrupt)?;
+                    let k = k.try_into().map_err(|_| {
+                        StoreError::Corrupt("an acceptance key is not 32 bytes".into())
+                    })?;
+                    Ok((k, at))
+                })
+                .collect()
+        })
+        .await
     }
 
     async fn close_epoch(
@@ -1216,7 +1332,8 @@ impl Store for PgStore {
                     // After the gate: every insert of this epoch has committed.
                     let last_game: Option<i64> = tx
                         .query_one(
-                            "SELECT MAX(created_at_ms) FROM games WHERE epoch = $1",
+                            "SELECT MAX(created_at_ms) FROM games
+                             WHERE epoch = $1 OR bet_epoch = $1",
                             &[&(epoch as i64)],
                         )
                         .await

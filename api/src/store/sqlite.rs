@@ -7,17 +7,18 @@
 //! run beside the writer) on tokio's blocking pool.
 
 use super::codec::{
-    decode_checkpoints, encode_checkpoints, join_digits, parse_combo, parse_digits,
+    decode_checkpoints, encode_checkpoints, join_digits, parse_combo, parse_digits, signed_from,
 };
 use super::sqlite_anchor as anchor;
 use super::sqlite_notary as notary;
 use super::{
-    AnchorBatch, AnchorCounts, AnchorTx, ApiKey, BuildInstant, EpochInput, EpochOutput,
-    EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution, IdempotencyClaim,
-    IdempotencyKey, IdempotentResponse, Lease, NewGame, NewReceipt, NotaryBatch, NotaryCounts,
-    PaymentNonce, PlanParams, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord, SettlingPayment,
-    Store, StoreError, StoreResult,
+    AcceptanceSigner, AnchorBatch, AnchorCounts, AnchorTx, ApiKey, BuildInstant, EpochInput,
+    EpochOutput, EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution,
+    IdempotencyClaim, IdempotencyKey, IdempotentResponse, Lease, NewGame, NewReceipt, NotaryBatch,
+    NotaryCounts, PaymentNonce, PlanParams, PoolBatch, PoolCounts, PoolEntry, ReceiptRecord,
+    SettlingPayment, Signed, Store, StoreError, StoreResult,
 };
+use crate::acceptance::Place;
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 use std::collections::{BTreeMap, HashMap};
@@ -48,6 +49,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         8,
         include_str!("../../migrations/sqlite/0008_epoch_timing.sql"),
     ),
+    (
+        9,
+        include_str!("../../migrations/sqlite/0009_acceptance.sql"),
+    ),
 ];
 
 /// Most inserts committed in one group.
@@ -71,7 +76,10 @@ type ReceiptWrite = (NewReceipt, Option<(IdempotencyKey, IdempotentResponse)>);
 /// A write that shares a group transaction with others: a game into the open epoch, a
 /// pool-served game, or a notary receipt.
 enum GroupItem {
-    Insert(Box<NewGame>, oneshot::Sender<StoreResult<u64>>),
+    Insert(
+        Box<(NewGame, Arc<AcceptanceSigner>)>,
+        oneshot::Sender<StoreResult<(u64, Signed)>>,
+    ),
     Receipt(Box<ReceiptWrite>, oneshot::Sender<StoreResult<()>>),
     Instant(
         BuildInstant,
@@ -80,7 +88,7 @@ enum GroupItem {
 }
 
 enum GroupResult {
-    Insert(u64),
+    Insert((u64, Signed)),
     Receipt,
     Instant(Option<Box<GameRecord>>),
 }
@@ -92,7 +100,7 @@ impl GroupItem {
         pool: &mut Option<PoolCursor>,
     ) -> StoreResult<GroupResult> {
         match self {
-            Self::Insert(game, _) => insert_game(tx, game).map(GroupResult::Insert),
+            Self::Insert(game, _) => insert_game(tx, &game.0, &game.1).map(GroupResult::Insert),
             Self::Receipt(r, _) => {
                 notary::insert_receipt(tx, &r.0, r.1.as_ref()).map(|()| GroupResult::Receipt)
             }
@@ -500,13 +508,15 @@ fn serve_one(
         // entries after it are younger still). The bet takes the epoch path.
         return Ok(None);
     }
+    // Bound to the open epoch's tree (docs/PROTOCOL.md §14, "Binding served bets").
+    let bet_epoch = open_for_games(tx)?;
     let now = crate::epoch::now_ms();
     tx.prepare_cached(
         "INSERT INTO games (game_id, request_id, game, bet_type, target, combo, amount,
              player_id, player_seed, operator_key, created_at_ms, pool_index, leaf, rng_value,
-             dice, won, payout, resolved_at_ms)
+             dice, won, payout, resolved_at_ms, acceptance_key, acceptance_sig, bet_epoch)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-             ?18)",
+             ?18, ?19, ?20, ?21)",
     )
     .and_then(|mut st| {
         st.execute(params![
@@ -528,6 +538,9 @@ fn serve_one(
             resolution.won,
             resolution.payout,
             now,
+            new.acceptance.map(|a| a.public_key.to_vec()),
+            new.acceptance.map(|a| a.signature.to_vec()),
+            bet_epoch,
         ])
     })
     .map_err(|e| constraint_or_unavailable(e, &new.game_id))?;
@@ -537,6 +550,7 @@ fn serve_one(
         new,
         epoch: None,
         pool_index: Some(index as u64),
+        bet_epoch: Some(bet_epoch as u64),
         seq: None,
         resolution: Some(resolution),
         resolved_at_ms: Some(now),
@@ -554,29 +568,38 @@ fn constraint_or_unavailable(e: rusqlite::Error, game_id: &str) -> StoreError {
     }
 }
 
-fn insert_game(tx: &Transaction<'_>, g: &NewGame) -> StoreResult<u64> {
-    // Both statements are cached: they run once per bet, and compiling them cost as much as
-    // running them.
-    let (epoch, seq, deadline): (i64, i64, Option<i64>) = tx
-        .prepare_cached(
-            "SELECT e.number, COALESCE((SELECT MAX(seq) + 1 FROM games WHERE epoch = e.number), 0),
-                 e.deadline_ms
-             FROM epochs e WHERE e.status = 'open'",
-        )
-        .and_then(|mut st| {
-            st.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .optional()
-        })
+/// The open epoch, refused once past its deadline.
+fn open_for_games(tx: &Transaction<'_>) -> StoreResult<i64> {
+    let (epoch, deadline): (i64, Option<i64>) = tx
+        .prepare_cached("SELECT number, deadline_ms FROM epochs WHERE status = 'open'")
+        .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
         .map_err(unavailable)?
         .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))?;
     super::refuse_overdue(epoch as u64, deadline, crate::epoch::now_ms())?;
+    Ok(epoch)
+}
+
+fn insert_game(
+    tx: &Transaction<'_>,
+    g: &NewGame,
+    signer: &AcceptanceSigner,
+) -> StoreResult<(u64, Signed)> {
+    // Both statements are cached: they run once per bet, and compiling them cost as much as
+    // running them.
+    let epoch = open_for_games(tx)?;
+    let seq: i64 = tx
+        .prepare_cached("SELECT COALESCE(MAX(seq) + 1, 0) FROM games WHERE epoch = ?1")
+        .and_then(|mut st| st.query_row([epoch], |r| r.get(0)))
+        .map_err(unavailable)?;
     let mut insert = tx
         .prepare_cached(
             "INSERT INTO games (game_id, request_id, game, bet_type, target, combo, amount,
-                 player_id, player_seed, operator_key, created_at_ms, epoch, seq, leaf)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                 player_id, player_seed, operator_key, created_at_ms, epoch, seq, leaf,
+                 acceptance_key, acceptance_sig)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         )
         .map_err(unavailable)?;
+    let signed = signer.sign(Place::Epoch(epoch as u64), &g.leaf, g.created_at_ms);
     insert
         .execute(params![
             g.game_id,
@@ -593,9 +616,11 @@ fn insert_game(tx: &Transaction<'_>, g: &NewGame) -> StoreResult<u64> {
             epoch,
             seq,
             g.leaf,
+            signed.public_key.as_slice(),
+            signed.signature.as_slice(),
         ])
         .map_err(|e| constraint_or_unavailable(e, &g.game_id))?;
-    Ok(epoch as u64)
+    Ok((epoch as u64, signed))
 }
 
 const EPOCH_COLUMNS: &str = "number, status, modulus, opened_at_ms, closed_at_ms, iterations, \
@@ -687,7 +712,7 @@ const GAME_COLUMNS: &str = "game_id, request_id, game, bet_type, target, combo, 
      CASE WHEN pool_index IS NOT NULL \
           OR (SELECT status FROM epochs WHERE number = games.epoch) = 'resolved' \
           THEN rng_value END, \
-     dice, won, payout, resolved_at_ms, pool_index";
+     dice, won, payout, resolved_at_ms, pool_index, acceptance_key, acceptance_sig, bet_epoch";
 
 fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
     let combo: Option<String> = r.get(5)?;
@@ -728,9 +753,14 @@ fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
             operator_key: r.get(9)?,
             created_at_ms: r.get(10)?,
             leaf: r.get(13)?,
+            acceptance: match signed_from(r.get(20)?, r.get(21)?) {
+                Ok(a) => a,
+                Err(e) => return Ok(Err(e)),
+            },
         },
         epoch: r.get::<_, Option<i64>>(11)?.map(|e| e as u64),
         pool_index: r.get::<_, Option<i64>>(19)?.map(|i| i as u64),
+        bet_epoch: r.get::<_, Option<i64>>(22)?.map(|e| e as u64),
         seq: r.get::<_, Option<i64>>(12)?.map(|s| s as u64),
         resolved_at_ms: match resolution {
             Some(_) => r.get(18)?,
@@ -756,15 +786,23 @@ fn query_games(
     Ok(out)
 }
 
+/// The epoch's tree: its epoch-path leaves in acceptance order, then the leaves of the
+/// pool-served games bound to it in pool-index order (docs/PROTOCOL.md §11).
 fn epoch_leaves(conn: &Connection, epoch: u64) -> StoreResult<Vec<Vec<u8>>> {
-    let mut stmt = conn
-        .prepare_cached("SELECT leaf FROM games WHERE epoch = ?1 ORDER BY seq")
-        .map_err(unavailable)?;
-    let rows = stmt
-        .query_map([epoch as i64], |r| r.get::<_, Vec<u8>>(0))
-        .map_err(unavailable)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>()
-        .map_err(unavailable)
+    let mut out = Vec::new();
+    for sql in [
+        "SELECT leaf FROM games WHERE epoch = ?1 ORDER BY seq",
+        "SELECT leaf FROM games WHERE bet_epoch = ?1 ORDER BY pool_index",
+    ] {
+        let mut stmt = conn.prepare_cached(sql).map_err(unavailable)?;
+        let rows = stmt
+            .query_map([epoch as i64], |r| r.get::<_, Vec<u8>>(0))
+            .map_err(unavailable)?;
+        for row in rows {
+            out.push(row.map_err(unavailable)?);
+        }
+    }
+    Ok(out)
 }
 
 pub(super) fn hash32(v: Vec<u8>, what: &str) -> StoreResult<[u8; 32]> {
@@ -1029,13 +1067,51 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn insert_game(&self, game: NewGame) -> StoreResult<u64> {
+    async fn insert_game(
+        &self,
+        game: NewGame,
+        signer: &Arc<AcceptanceSigner>,
+    ) -> StoreResult<(u64, Signed)> {
         let (tx, rx) = oneshot::channel();
+        let item = Box::new((game, Arc::clone(signer)));
         self.writer
-            .send(WriteReq::Bet(GroupItem::Insert(Box::new(game), tx)))
+            .send(WriteReq::Bet(GroupItem::Insert(item, tx)))
             .map_err(|_| unavailable("the writer thread has stopped"))?;
         rx.await
             .map_err(|_| unavailable("the writer thread has stopped"))?
+    }
+
+    async fn register_acceptance_key(&self, public_key: [u8; 32], now_ms: i64) -> StoreResult<()> {
+        self.write("register_acceptance_key", move |tx| {
+            tx.execute(
+                "INSERT INTO acceptance_keys (public_key, since_ms) VALUES (?1, ?2)
+                 ON CONFLICT (public_key) DO NOTHING",
+                params![public_key.to_vec(), now_ms],
+            )
+            .map(|_| ())
+            .map_err(unavailable)
+        })
+        .await
+    }
+
+    async fn acceptance_keys(&self) -> StoreResult<Vec<([u8; 32], i64)>> {
+        self.read(|c| {
+            let mut st = c
+                .prepare_cached(
+                    "SELECT public_key, since_ms FROM acceptance_keys ORDER BY since_ms, public_key",
+                )
+                .map_err(unavailable)?;
+            let rows = st
+                .query_map([], |r| Ok((r.get::<_, Vec<u8>>(0)?, r.get::<_, i64>(1)?)))
+                .map_err(unavailable)?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (k, at) = row.map_err(unavailable)?;
+                out.push((hash32(k, "an acceptance key")?, at));
+            }
+            Ok(out)
+        })
+        .await
     }
 
     async fn close_epoch(
@@ -1055,7 +1131,8 @@ impl Store for SqliteStore {
                         })?;
                     let last_game: Option<i64> = tx
                         .query_row(
-                            "SELECT MAX(created_at_ms) FROM games WHERE epoch = ?1",
+                            "SELECT MAX(created_at_ms) FROM games
+                             WHERE epoch = ?1 OR bet_epoch = ?1",
                             [epoch as i64],
                             |r| r.get(0),
                         )

@@ -42,6 +42,7 @@ async fn api() -> Api {
         notary: Default::default(),
         notary_separate: false,
         entropy: Default::default(),
+        acceptance: Arc::new(vrs::acceptance::AcceptanceSigner::generate()),
     };
     Api {
         router: app(Arc::new(state)),

@@ -2,6 +2,7 @@
 //! router in process.
 
 #![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
+mod acceptance;
 mod anchor;
 mod browser;
 mod chaos;

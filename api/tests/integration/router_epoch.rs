@@ -67,6 +67,7 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
         notary: Default::default(),
         notary_separate: false,
         entropy: Default::default(),
+        acceptance: Arc::new(vrs::acceptance::AcceptanceSigner::generate()),
     }));
     let (s, bet) = call(
         &router,

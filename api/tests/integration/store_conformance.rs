@@ -4,6 +4,7 @@
 use crate::pg::TestSchema;
 use std::sync::Arc;
 use std::time::Duration;
+use vrs::acceptance::AcceptanceSigner;
 use vrs::store::postgres::PgStore;
 use vrs::store::sqlite::SqliteStore;
 use vrs::store::{
@@ -31,7 +32,13 @@ fn game(i: u32, game: &str) -> NewGame {
         operator_key: "op".into(),
         created_at_ms: i64::from(i),
         leaf: format!("leaf{i}").into_bytes(),
+        acceptance: None,
     }
+}
+
+fn signer() -> Arc<AcceptanceSigner> {
+    static KEY: std::sync::OnceLock<Arc<AcceptanceSigner>> = std::sync::OnceLock::new();
+    Arc::clone(KEY.get_or_init(|| Arc::new(AcceptanceSigner::generate())))
 }
 
 fn input(bet_count: u64) -> EpochInput {
@@ -82,11 +89,25 @@ async fn lifecycle(s: &dyn Store) {
         (1, EpochStatus::Open, 10)
     );
 
-    assert_eq!(s.insert_game(game(1, "dice")).await.unwrap(), 1);
-    assert_eq!(s.insert_game(game(2, "sicbo")).await.unwrap(), 1);
+    assert_eq!(
+        s.insert_game(game(1, "dice"), &signer())
+            .await
+            .map(|(e, _)| e)
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        s.insert_game(game(2, "sicbo"), &signer())
+            .await
+            .map(|(e, _)| e)
+            .unwrap(),
+        1
+    );
     assert!(
         matches!(
-            s.insert_game(game(2, "dice")).await,
+            s.insert_game(game(2, "dice"), &signer())
+                .await
+                .map(|(e, _)| e),
             Err(StoreError::Conflict(_))
         ),
         "duplicate game id"
@@ -105,7 +126,10 @@ async fn lifecycle(s: &dyn Store) {
     );
     assert_eq!(s.open_epoch().await.unwrap().number, 2);
     assert_eq!(
-        s.insert_game(game(3, "rng")).await.unwrap(),
+        s.insert_game(game(3, "rng"), &signer())
+            .await
+            .map(|(e, _)| e)
+            .unwrap(),
         2,
         "games go to the new open epoch"
     );
@@ -158,7 +182,15 @@ async fn lifecycle(s: &dyn Store) {
 
     let g1 = s.game(&r1.game_id).await.unwrap().unwrap();
     assert_eq!((g1.epoch, g1.seq, g1.pool_index), (Some(1), Some(0), None));
-    assert_eq!(g1.new, game(1, "dice"));
+    let signed = g1.new.acceptance.expect("stored with its acceptance");
+    assert_eq!(
+        g1.new,
+        NewGame {
+            acceptance: Some(signed),
+            ..game(1, "dice")
+        }
+    );
+    assert_eq!(signed.public_key, signer().public_key());
     assert_eq!(g1.resolution, Some(r1));
     assert_eq!(g1.resolved_at_ms, Some(1_000));
     let g2 = s.game(&game(2, "").game_id).await.unwrap().unwrap();
@@ -205,7 +237,13 @@ async fn inserts_race_closes(stores: Vec<Arc<dyn Store>>) {
     for i in 0..400u32 {
         let s = Arc::clone(&stores[i as usize % stores.len()]);
         tasks.push(tokio::spawn(async move {
-            (i, s.insert_game(game(1000 + i, "dice")).await.unwrap())
+            (
+                i,
+                s.insert_game(game(1000 + i, "dice"), &signer())
+                    .await
+                    .map(|(e, _)| e)
+                    .unwrap(),
+            )
         }));
     }
     let mut closed = Vec::new();
@@ -287,7 +325,10 @@ async fn closes_go_through_a_stream_of_inserts(stores: Vec<Arc<dyn Store>>) {
             let mut i = 0u32;
             while !stop.load(Ordering::Relaxed) {
                 let g = game(100_000 * (w as u32 + 1) + i, "rng");
-                reported.push((g.game_id.clone(), s.insert_game(g).await.unwrap()));
+                reported.push((
+                    g.game_id.clone(),
+                    s.insert_game(g, &signer()).await.map(|(e, _)| e).unwrap(),
+                ));
                 inserted.fetch_add(1, Ordering::Relaxed);
                 i += 1;
             }
@@ -339,7 +380,12 @@ async fn a_large_epoch_resolves(s: Arc<dyn Store>) {
     let inserts: Vec<_> = (0..n)
         .map(|i| {
             let s = Arc::clone(&s);
-            tokio::spawn(async move { s.insert_game(game(500_000 + i, "rng")).await.unwrap() })
+            tokio::spawn(async move {
+                s.insert_game(game(500_000 + i, "rng"), &signer())
+                    .await
+                    .map(|(e, _)| e)
+                    .unwrap()
+            })
         })
         .collect();
     for t in inserts {
@@ -515,6 +561,7 @@ async fn pool_serves_in_order(s: &dyn Store) {
         assert_eq!(g.new.game_id, pool::game_id(e.index, &e.y));
         let stored = s.game(&g.new.game_id).await.unwrap().unwrap();
         assert_eq!((stored.epoch, stored.pool_index), (None, Some(e.index)));
+        assert_eq!(stored.bet_epoch, Some(1), "bound to the open epoch");
         assert_eq!(stored.resolution, g.resolution);
         let entry = s.pool_entry(e.index).await.unwrap().unwrap();
         assert_eq!(entry.entry, **e);
@@ -532,6 +579,109 @@ async fn pool_serves_in_order(s: &dyn Store) {
     let counts = s.pool_counts().await.unwrap();
     assert_eq!((counts.generated, counts.served, counts.depth()), (5, 5, 0));
     assert_eq!(s.game_counts().await.unwrap().total, 5);
+}
+
+/// Version 2: every game is stored with its signed acceptance, the signing keys are listed
+/// (each with its first time), and a pool-served game's leaf joins the open epoch's tree after
+/// that epoch's own games, whatever order they came in.
+async fn acceptances_and_bound_pool_games(s: &dyn Store) {
+    use vrs::acceptance::{message, verify, Place};
+    s.bootstrap("test512", 0, &crate::OPEN_ENDED).await.unwrap();
+    let (a, b) = (AcceptanceSigner::generate(), AcceptanceSigner::generate());
+    s.register_acceptance_key(a.public_key(), 10).await.unwrap();
+    s.register_acceptance_key(b.public_key(), 20).await.unwrap();
+    s.register_acceptance_key(a.public_key(), 30).await.unwrap();
+    assert_eq!(
+        s.acceptance_keys().await.unwrap(),
+        [(a.public_key(), 10), (b.public_key(), 20)]
+    );
+    let signer = Arc::new(a);
+    let g1 = game(1, "dice");
+    let (e, signed) = s.insert_game(g1.clone(), &signer).await.unwrap();
+    assert_eq!(e, 1);
+    let h1 = vrs_engine::merkle::leaf_hash(&g1.leaf);
+    verify(&signed, &message(Place::Epoch(1), &h1, g1.created_at_ms)).unwrap();
+    let stored = s.game(&g1.game_id).await.unwrap().unwrap();
+    assert_eq!(
+        (stored.new.acceptance, stored.bet_epoch),
+        (Some(signed), None)
+    );
+
+    let (b1, e1) = pool_batch(None, 2);
+    s.commit_pool_batch(&b1, &e1).await.unwrap();
+    let pool_signer = Arc::clone(&signer);
+    let build: BuildInstant = Box::new(move |e: &pool::Entry| {
+        let mut g = game(700_000 + e.index as u32, "dice");
+        g.created_at_ms = vrs::epoch::now_ms();
+        g.game_id = pool::game_id(e.index, &e.y);
+        g.acceptance = Some(pool_signer.sign(Place::Pool(e.index), &g.leaf, g.created_at_ms));
+        let r = resolution(&g.game_id);
+        Ok((g, r))
+    });
+    let served = s.serve_instant(build).await.unwrap().expect("an entry");
+    assert_eq!((served.bet_epoch, served.epoch), (Some(1), None));
+    let stored = s.game(&served.new.game_id).await.unwrap().unwrap();
+    assert_eq!(stored.bet_epoch, Some(1));
+    let acc = stored.new.acceptance.expect("signed");
+    let hp = vrs_engine::merkle::leaf_hash(&stored.new.leaf);
+    verify(
+        &acc,
+        &message(Place::Pool(1), &hp, stored.new.created_at_ms),
+    )
+    .unwrap();
+    // An epoch game after the instant one still comes before it in the tree.
+    let g2 = game(2, "sicbo");
+    s.insert_game(g2.clone(), &signer).await.unwrap();
+    let leaves = vec![g1.leaf.clone(), g2.leaf.clone(), stored.new.leaf.clone()];
+    assert_eq!(s.epoch_leaves(1).await.unwrap(), leaves);
+    let games: Vec<String> = s
+        .epoch_games(1)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|g| g.new.game_id)
+        .collect();
+    assert_eq!(
+        games,
+        [g1.game_id.clone(), g2.game_id.clone()],
+        "only epoch-path games resolve from it"
+    );
+    assert_eq!(
+        s.close_epoch(1, vrs::epoch::now_ms(), [7; 32], &crate::OPEN_ENDED)
+            .await
+            .unwrap(),
+        leaves
+    );
+    let build: BuildInstant = Box::new(|e: &pool::Entry| {
+        let mut g = game(800_000, "dice");
+        g.created_at_ms = vrs::epoch::now_ms();
+        g.game_id = pool::game_id(e.index, &e.y);
+        let r = resolution(&g.game_id);
+        Ok((g, r))
+    });
+    let later = s.serve_instant(build).await.unwrap().expect("an entry");
+    assert_eq!(
+        later.bet_epoch,
+        Some(2),
+        "served after the close: bound to the next epoch"
+    );
+    assert_eq!(
+        s.epoch_leaves(1).await.unwrap(),
+        leaves,
+        "a closed tree gains nothing"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_acceptances_and_bound_pool_games() {
+    let dir = tempfile::tempdir().unwrap();
+    acceptances_and_bound_pool_games(&SqliteStore::open(dir.path()).unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_acceptances_and_bound_pool_games() {
+    let schema = TestSchema::create("accept");
+    acceptances_and_bound_pool_games(&pg(&schema).await).await;
 }
 
 /// Serves one instant bet, which must find an entry.
@@ -560,7 +710,10 @@ async fn game_counts_add_up(s: &dyn Store) {
     let (b1, e1) = pool_batch(None, 6);
     s.commit_pool_batch(&b1, &e1).await.unwrap();
     for i in 0..3 {
-        s.insert_game(game(i, "sicbo")).await.unwrap();
+        s.insert_game(game(i, "sicbo"), &signer())
+            .await
+            .map(|(e, _)| e)
+            .unwrap();
     }
     for tag in 0..2 {
         serve_one(s, tag).await;
@@ -570,7 +723,10 @@ async fn game_counts_add_up(s: &dyn Store) {
         .await
         .unwrap();
     s.set_epoch_input(1, &input(3)).await.unwrap();
-    s.insert_game(game(3, "dice")).await.unwrap();
+    s.insert_game(game(3, "dice"), &signer())
+        .await
+        .map(|(e, _)| e)
+        .unwrap();
     serve_one(s, 2).await;
     assert_eq!(s.game_counts().await.unwrap(), counts(7, 3, 4, 3));
     let rs: Vec<GameResolution> = (0..3).map(|i| resolution(&game(i, "").game_id)).collect();
@@ -590,7 +746,10 @@ async fn game_counts_add_up(s: &dyn Store) {
     s.resolve_epoch(2, &output(), &[resolution(&game(3, "").game_id)])
         .await
         .unwrap();
-    s.insert_game(game(4, "sicbo")).await.unwrap();
+    s.insert_game(game(4, "sicbo"), &signer())
+        .await
+        .map(|(e, _)| e)
+        .unwrap();
     assert_eq!(s.game_counts().await.unwrap(), counts(10, 9, 6, 4));
 }
 
@@ -729,8 +888,14 @@ async fn sqlite_a_resolution_cut_off_half_way_is_unseen_then_finished() {
     {
         let s = SqliteStore::open(dir.path()).unwrap();
         s.bootstrap("test512", 0, &crate::OPEN_ENDED).await.unwrap();
-        s.insert_game(a.clone()).await.unwrap();
-        s.insert_game(b.clone()).await.unwrap();
+        s.insert_game(a.clone(), &signer())
+            .await
+            .map(|(e, _)| e)
+            .unwrap();
+        s.insert_game(b.clone(), &signer())
+            .await
+            .map(|(e, _)| e)
+            .unwrap();
         s.close_epoch(1, 50, [7; 32], &crate::OPEN_ENDED)
             .await
             .unwrap();
@@ -904,7 +1069,13 @@ async fn sqlite_upgrade_from_version_1_keeps_games() {
     assert_eq!((g.epoch, g.seq, g.pool_index), (Some(1), Some(0), None));
     let counts = s.game_counts().await.unwrap();
     assert_eq!((counts.total, counts.resolved), (2, 1));
-    assert_eq!(s.insert_game(game(2, "dice")).await.unwrap(), 1);
+    assert_eq!(
+        s.insert_game(game(2, "dice"), &signer())
+            .await
+            .map(|(e, _)| e)
+            .unwrap(),
+        1
+    );
     assert_eq!(s.pool_counts().await.unwrap().served, 0);
     let counts = s.game_counts().await.unwrap();
     assert_eq!((counts.total, counts.resolved), (3, 1));
@@ -939,7 +1110,13 @@ async fn postgres_upgrade_from_version_1_keeps_games() {
     assert_eq!((g.epoch, g.pool_index), (Some(1), None));
     let counts = s.game_counts().await.unwrap();
     assert_eq!((counts.total, counts.resolved), (2, 1));
-    assert_eq!(s.insert_game(game(2, "dice")).await.unwrap(), 1);
+    assert_eq!(
+        s.insert_game(game(2, "dice"), &signer())
+            .await
+            .map(|(e, _)| e)
+            .unwrap(),
+        1
+    );
     let counts = s.game_counts().await.unwrap();
     assert_eq!((counts.total, counts.resolved), (3, 1));
     assert_eq!(counts.by_game.get("rng"), Some(&2));

@@ -517,6 +517,7 @@ fn a_version_1_data_dir_upgrades_in_place() {
         operator_key: "vrs-house".into(),
         created_at_ms: now - 500,
         leaf: Vec::new(),
+        acceptance: None,
     };
     let leaf = vrs::commit::bet_leaf(&game);
     {
