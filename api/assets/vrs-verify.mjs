@@ -892,6 +892,18 @@ function publishedKeyList(keys) {
   });
 }
 
+/** The earliest `since_ms` of the published keys: from then on every game is signed and every
+ *  served bet bound (PROTOCOL.md §13), so a game without them after it fails. */
+function unsignedOnlyBeforeSigning(publishedKeys, proof, what) {
+  const since = (Array.isArray(publishedKeys) ? publishedKeys : [])
+    .map((k) => (k && typeof k === "object" ? k.since_ms : undefined))
+    .filter((t) => typeof t === "number");
+  const created = proof.bet_created_at_ms;
+  if (since.length > 0 && typeof created === "number" && created >= Math.min(...since)) {
+    fail(`${what}, yet the game was accepted at ${created} ms, after the operator began signing (${Math.min(...since)} ms)`);
+  }
+}
+
 /**
  * The `acceptance` check (PROTOCOL.md §11, "Signed acceptance") of `acceptance` (the proof's
  * `acceptance`: null before version 2) against the operator's published keys and the proof
@@ -900,7 +912,10 @@ function publishedKeyList(keys) {
  * published key. Resolves with a detail string, or throws CheckFailed.
  */
 export async function verifyAcceptance(acceptance, publishedKeys, proof) {
-  if (acceptance === null || acceptance === undefined) return "accepted before version 2: not signed";
+  if (acceptance === null || acceptance === undefined) {
+    unsignedOnlyBeforeSigning(publishedKeys, proof, "no acceptance signature");
+    return "accepted before version 2: not signed";
+  }
   if (typeof acceptance !== "object") fail("acceptance is not an object");
   if (acceptance.version !== 2) fail(`acceptance.version ${JSON.stringify(acceptance.version)} is not 2`);
   // What was signed must be this game: the stored leaf (every committed field), not a copy
@@ -1408,10 +1423,11 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
   // --- the signed acceptance (section 11, protocol version 2) ---------------------------------
   // The operator's keys come from GET /, fetched only when there is a signature to check.
   await check("acceptance", async () => {
-    const a = p.acceptance;
-    if (a === null || a === undefined) return verifyAcceptance(a, [], p);
-    const info = await getRecord(fetchFn, baseUrl, "/");
-    return verifyAcceptance(a, info && info.acceptance_keys, p);
+    // Without a signature GET / only serves the time rule: a server that does not answer it
+    // publishes no key, and the game passes as version 1.
+    const unsigned = p.acceptance === null || p.acceptance === undefined;
+    const info = await getRecord(fetchFn, baseUrl, "/").catch((e) => (unsigned ? null : Promise.reject(e)));
+    return verifyAcceptance(p.acceptance, info && info.acceptance_keys, p);
   });
 
   // --- the anchor (section 16) ----------------------------------------------------------------
@@ -1804,7 +1820,11 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
     // The epoch's public record is the authority: its leaves, its root and its count.
     await check("pool_bet_inclusion", async () => {
       const be = p.bet_epoch;
-      if (be === null || be === undefined) return "served before version 2: bound by no epoch";
+      if (be === null || be === undefined) {
+        const info = await getRecord(fetchFn, baseUrl, "/").catch(() => null);
+        unsignedOnlyBeforeSigning(info && info.acceptance_keys, p, "bound to no epoch");
+        return "served before version 2: bound by no epoch";
+      }
       if (typeof be !== "object") fail("bet_epoch is not an object");
       const E = count(be.epoch, "bet_epoch.epoch");
       if (be.status === "pending") return { detail: `pending: epoch ${E} is still open`, pending: true };

@@ -15,7 +15,8 @@ pub struct ServeConfig {
     /// Address to listen on (port 0 picks a free port; the chosen URL is printed).
     #[arg(long, env = "VRS_ADDR", default_value = "127.0.0.1:8080")]
     pub addr: String,
-    /// Directory of the embedded store (created if missing); unused with --database-url.
+    /// Directory of the embedded store (created if missing), and of the acceptance key unless
+    /// one is configured (with --database-url, only the key).
     #[arg(long, env = "VRS_DATA_DIR", default_value = "./vrs-data")]
     pub data_dir: PathBuf,
     /// PostgreSQL instead of the embedded store, e.g. postgres://user@host:5432/db. Any number

@@ -478,12 +478,20 @@ test("a version-2 pool-served game verifies end to end: pool_bet_inclusion after
 });
 
 test("a version-1 pool game (no bet epoch, no signature) passes both steps, saying so", async () => {
-  const { run, failed, step, fetched } = await poolGame({ betEpoch: "null", proof: { acceptance: null } });
+  // Served before the operator's first key was in use (since 5000 ms; the game at 2000 ms).
+  const info = { acceptance_keys: [{ public_key: KEY.pkHex, since_ms: 5000 }] };
+  const { run, failed, step, fetched } = await poolGame({ betEpoch: "null", proof: { acceptance: null }, info });
   assert.deepEqual(failed, {});
   assert.equal(run.verified, true);
   assert.equal(step("pool_bet_inclusion").detail, "served before version 2: bound by no epoch");
   assert.equal(step("acceptance").detail, "accepted before version 2: not signed");
-  assert.ok(!fetched.includes("/") && !fetched.includes(`/api/v1/epochs/${BET_EPOCH}`), "nothing fetched for either");
+  assert.ok(!fetched.includes(`/api/v1/epochs/${BET_EPOCH}`), "no tree fetched");
+});
+
+test("a pool game stripped of its signature and binding after signing began fails both steps", async () => {
+  const { failed } = await poolGame({ betEpoch: "null", proof: { acceptance: null } });
+  assert.match(failed.acceptance, /no acceptance signature, yet the game was accepted at 2000 ms/);
+  assert.match(failed.pool_bet_inclusion, /bound to no epoch, yet the game was accepted at 2000 ms/);
 });
 
 test("a pool bet whose epoch is still open passes pool_bet_inclusion as pending", async () => {

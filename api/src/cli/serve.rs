@@ -73,6 +73,8 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             config.max_bet
         );
     }
+    // A key that cannot be read stops the start before anything else is done.
+    let acceptance = Arc::new(acceptance_signer(&config)?);
     let group_id = config.group_id();
     let group = Group::by_name(&group_id).with_context(|| format!("--group {group_id}"))?;
     // The rate is measured even when T is given: the timing rule measures windows against it.
@@ -171,7 +173,6 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             None
         }
     };
-    let acceptance = Arc::new(acceptance_signer(&config)?);
     store
         .register_acceptance_key(acceptance.public_key(), now_ms())
         .await

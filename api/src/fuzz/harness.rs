@@ -144,6 +144,11 @@ async fn start(dir: &Path, runtime: &tokio::runtime::Handle) -> Result<Started, 
         .bootstrap("test512", now_ms(), &config.plan_params(rate as u64))
         .await
         .map_err(|e| format!("bootstrap: {e}"))?;
+    let acceptance = Arc::new(crate::acceptance::AcceptanceSigner::generate());
+    store
+        .register_acceptance_key(acceptance.public_key(), now_ms())
+        .await
+        .map_err(|e| format!("acceptance key: {e}"))?;
     let (api_key, record) = keys::generate("fuzz", now_ms());
     store
         .create_api_key(&record)
@@ -184,7 +189,7 @@ async fn start(dir: &Path, runtime: &tokio::runtime::Handle) -> Result<Started, 
         }),
         notary_separate: false,
         entropy: Default::default(),
-        acceptance: Arc::new(crate::acceptance::AcceptanceSigner::generate()),
+        acceptance,
     };
     let router = app(Arc::new(state));
 

@@ -363,13 +363,15 @@ fn cli(h: &Harness, out: &mut Vec<Seed>) -> Result<(), String> {
         }
     };
 
+    // The service info: the acceptance keys every verification checks signatures against.
+    let info = ok("/")?;
     // An epoch game, then the same with its epoch in a confirmed anchor batch.
     let id = &h.epoch_game;
     let verify_path = format!("/api/v1/verify/{id}");
     let verified = ok(&verify_path)?;
     let epoch_input = |v: &Value, rpc: bool| {
         json!({"game_id": id, "rpc": rpc, "require_anchor": rpc,
-               "answers": {&verify_path: v}})
+               "answers": {&verify_path: v, "/": info}})
     };
     out.push(seed(
         "verify_response",
@@ -403,7 +405,7 @@ fn cli(h: &Harness, out: &mut Vec<Seed>) -> Result<(), String> {
         "verify_response",
         "later-game",
         json!({"game_id": h.later_game, "answers": {
-            &later_path: later, &previous: ok(&previous)?,
+            &later_path: later, &previous: ok(&previous)?, "/": info,
         }})
         .to_string(),
     ));
@@ -418,11 +420,15 @@ fn cli(h: &Harness, out: &mut Vec<Seed>) -> Result<(), String> {
     let e = pool_verified["proof"]["anchor_epoch"]
         .as_u64()
         .ok_or("the pool game names no anchor epoch")?;
-    let mut answers = json!({ &pool_path: pool_verified });
-    for path in [
+    let bet_epoch = pool_verified["proof"]["bet_epoch"]["epoch"].as_u64();
+    let mut answers = json!({ &pool_path: pool_verified, "/": info });
+    let mut paths = vec![
         format!("/api/v1/pool/batches/{b}"),
         format!("/api/v1/epochs/{e}"),
-    ] {
+    ];
+    // The epoch whose tree binds the bet (its record, once closed).
+    paths.extend(bet_epoch.map(|n| format!("/api/v1/epochs/{n}")));
+    for path in paths {
         answers[&path] = ok(&path)?;
     }
     if b > 1 {

@@ -367,3 +367,190 @@ fn a_rewritten_pool_bet_fails_pool_bet_inclusion() {
         assert!(line(&out, step).starts_with("ok"), "{step}: {out}");
     }
 }
+
+/// The claim of docs/PROTOCOL.md §14 ("The anchor"): an epoch without bets is not computable
+/// in advance. Two fresh servers with the same group, T and no bets differ from epoch 1 on,
+/// and so do their first pool batch seeds.
+#[test]
+fn two_fresh_servers_share_no_output_and_no_batch_seed() {
+    // One T for both (no calibration), epochs as long as T takes.
+    let mut flags = vec!["--modulus", "test512", "--iterations", "300000"];
+    flags.extend_from_slice(&fast_with_small_pool()[FAST.len()..]);
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let servers = [
+        Server::start(d1.path(), &flags),
+        Server::start(d2.path(), &flags),
+    ];
+    let seen: Vec<(Value, Value)> = servers
+        .iter()
+        .map(|s| {
+            let deadline = Instant::now() + RESOLVE;
+            loop {
+                let (_, e1) = s.get("/api/v1/epochs/1");
+                let (status, b1) = s.get("/api/v1/pool/batches/1");
+                if e1["status"] == "resolved" && status == 200 {
+                    assert_eq!(e1["bet_count"], 0, "no bets: {e1}");
+                    break (e1["y"].clone(), b1["seed"].clone());
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "epoch 1 or pool batch 1 never came"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+        .collect();
+    assert!(seen[0].0.is_string() && seen[0].1.is_string(), "{seen:?}");
+    assert_ne!(seen[0].0, seen[1].0, "y_1 was computable in advance");
+    assert_ne!(
+        seen[0].1, seen[1].1,
+        "the batch-1 seed was computable in advance"
+    );
+}
+
+/// A pool game served before version 2 (no signature, no bet epoch), in a store that began
+/// signing after it: verifies by version 1's rules everywhere. The same game stripped of its
+/// signature and binding while the store already signed fails: a downgrade is no escape.
+#[test]
+fn a_version_1_pool_game_still_verifies_and_a_stripped_one_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = fast_with_small_pool();
+    let server = Server::start(dir.path(), &flags);
+    let deadline = Instant::now() + RESOLVE;
+    let served = loop {
+        let v = bet(
+            &server,
+            json!({"bet_type": "even", "amount": 1, "instant": true}),
+        );
+        if v["pool_served"] == true {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "the pool never served: {v}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let id = served["game_id"].as_str().unwrap().to_owned();
+    server.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE);
+    let strip = |db: &rusqlite::Connection| {
+        db.execute(
+            "UPDATE games SET acceptance_key = NULL, acceptance_sig = NULL, bet_epoch = NULL
+             WHERE game_id = ?1",
+            [&id],
+        )
+        .unwrap();
+    };
+    // Stripped while the store signs: both version-2 steps fail.
+    let server = with_store_edited(server, dir.path(), &flags, strip);
+    let (code, out) = verify(&server.url, &[&id]);
+    assert_eq!(code, 1, "{out}");
+    assert!(line(&out, "acceptance").starts_with("FAIL"), "{out}");
+    assert!(
+        line(&out, "pool_bet_inclusion").starts_with("FAIL"),
+        "{out}"
+    );
+    // An upgraded store: its first key came after the game was served.
+    let server = with_store_edited(server, dir.path(), &flags, |db| {
+        db.execute(
+            "UPDATE acceptance_keys SET since_ms = since_ms + 3600000",
+            [],
+        )
+        .unwrap();
+    });
+    let v = server.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE);
+    assert_eq!(v["verified"], true, "{v}");
+    assert_eq!(v["proof"]["bet_epoch"], Value::Null, "{v}");
+    let (code, out) = verify(&server.url, &[&id]);
+    assert_eq!(code, 0, "{out}");
+    assert!(line(&out, "acceptance").contains("not signed"), "{out}");
+    assert!(
+        line(&out, "pool_bet_inclusion").contains("version 2"),
+        "{out}"
+    );
+}
+
+/// Keys from configuration: VRS_SIGNING_KEY and --signing-key-file are used and published;
+/// a key file that does not exist is refused (never silently replaced).
+#[test]
+fn configured_keys_sign_and_are_published() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = "11".repeat(32);
+    let expected = hex::encode(AcceptanceSigner::from_hex(&seed).unwrap().public_key());
+    let server = Server::start_env(dir.path(), FAST, &[("VRS_SIGNING_KEY", seed.as_str())]);
+    let accepted = bet(&server, json!({"bet_type": "odd", "amount": 1}));
+    assert_eq!(accepted["acceptance"]["public_key"], json!(expected));
+    assert!(
+        !dir.path().join("acceptance.key").exists(),
+        "no key file made"
+    );
+    drop(server);
+    let file = dir.path().join("k.hex");
+    std::fs::write(&file, format!("{}\n", "22".repeat(32))).unwrap();
+    let other = hex::encode(
+        AcceptanceSigner::from_hex(&"22".repeat(32))
+            .unwrap()
+            .public_key(),
+    );
+    let server = Server::start(
+        dir.path(),
+        &[FAST, &["--signing-key-file", file.to_str().unwrap()]].concat(),
+    );
+    let (_, info) = server.get("/");
+    assert_eq!(info["acceptance_key"], json!(other));
+    let keys: Vec<&str> = info["acceptance_keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["public_key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [expected.as_str(), other.as_str()],
+        "both published, oldest first"
+    );
+    // The first bet's acceptance still verifies: its key stays published.
+    let saved = save(dir.path(), "old.json", &accepted);
+    let (code, out) = verify(&server.url, &["--acceptance", &saved]);
+    assert_eq!(code, 0, "{out}");
+    drop(server);
+    let out = crate::vrs(
+        &[
+            "serve",
+            "--data-dir",
+            dir.path().to_str().unwrap(),
+            "--signing-key-file",
+            "/nonexistent/k",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--signing-key-file"),
+        "{out:?}"
+    );
+}
+
+/// Two replicas on one PostgreSQL, each with its own key: both are published, and a bet taken
+/// by one verifies through the other.
+#[test]
+fn replicas_publish_each_key() {
+    let schema = crate::pg::TestSchema::create("acceptkeys");
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let start = |d: &Path| {
+        Server::start_pg(
+            &schema.url(),
+            &[FAST, &["--data-dir", d.to_str().unwrap()]].concat(),
+        )
+    };
+    let (a, b) = (start(d1.path()), start(d2.path()));
+    let accepted = bet(&b, json!({"bet_type": "odd", "amount": 1}));
+    let (_, info) = a.get("/");
+    let keys = info["acceptance_keys"].as_array().unwrap();
+    assert_eq!(keys.len(), 2, "{info}");
+    assert!(keys
+        .iter()
+        .any(|k| k["public_key"] == accepted["acceptance"]["public_key"]));
+    let id = accepted["game_id"].as_str().unwrap();
+    a.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE);
+    let saved = save(d1.path(), "bet.json", &accepted);
+    let (code, out) = verify(&a.url, &["--acceptance", &saved]);
+    assert_eq!(code, 0, "{out}");
+}

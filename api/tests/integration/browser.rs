@@ -134,6 +134,7 @@ fn the_page_verifies_honest_games_and_names_the_tampered_step() {
             "vdf_proof",
             "timing",
             "rng_value",
+            "acceptance",
         ] {
             assert!(
                 names.iter().any(|n| n == step),
@@ -164,7 +165,7 @@ fn the_page_verifies_honest_games_and_names_the_tampered_step() {
     }
 
     let (_, dice_id) = &games[0];
-    let cases: [(&str, &str, Tamper); 3] = [
+    let cases: [(&str, &str, Tamper); 4] = [
         ("y", "vdf_proof", Box::new(|v| flip(v, "/proof/y"))),
         (
             "bets-root",
@@ -172,6 +173,11 @@ fn the_page_verifies_honest_games_and_names_the_tampered_step() {
             Box::new(|v| flip(v, "/proof/bets_root")),
         ),
         ("payout", "payout", Box::new(change_payout)),
+        (
+            "acceptance",
+            "acceptance",
+            Box::new(|v| flip(v, "/proof/acceptance/signature")),
+        ),
     ];
     for (what, step, tamper) in cases {
         let (page, failed) = tampered_page(&server, dice_id, &format!("tampered-{what}"), tamper);

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 pub struct Server {
     child: Child,
     pub url: String,
+    /// A PostgreSQL server's own data dir (its acceptance key), when the test gave none.
+    _own_dir: Option<tempfile::TempDir>,
 }
 
 /// Fast epochs for tests: the insecure 512-bit modulus and short epochs (T calibrated for
@@ -60,7 +62,14 @@ impl Server {
         cmd.arg("serve")
             .env("DATABASE_URL", database_url)
             .envs(env.iter().copied());
-        Self::launch(cmd, extra)
+        // Each replica keeps its acceptance key in its data dir: a fresh one unless given.
+        let own = (!extra.contains(&"--data-dir")).then(|| tempfile::tempdir().expect("tempdir"));
+        if let Some(d) = &own {
+            cmd.arg("--data-dir").arg(d.path());
+        }
+        let mut server = Self::launch(cmd, extra);
+        server._own_dir = own;
+        server
     }
 
     /// [`Server::start`] with its log (stderr) written to `log` at level `rust_log`.
@@ -104,7 +113,11 @@ impl Server {
         };
         // Keep draining stdout so the server never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
-        Server { child, url }
+        Server {
+            child,
+            url,
+            _own_dir: None,
+        }
     }
 
     /// Sends SIGTERM and waits for a clean exit; returns whether it exited with status 0.

@@ -563,6 +563,22 @@ fn a_version_1_data_dir_upgrades_in_place() {
     let old = server.poll_ok(&format!("/api/v1/verify/{}", game.game_id), RESOLVE);
     assert_eq!(old["verified"], true, "{old}");
     assert_eq!(old["proof"]["timing"]["version"], 1, "{old}");
+    // Accepted before signed acceptances: nothing to check, and it says so.
+    assert_eq!(old["proof"]["acceptance"], Value::Null, "{old}");
+    let acceptance = old["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"] == "acceptance")
+        .expect("an acceptance check");
+    assert_eq!(acceptance["passed"], true, "{acceptance}");
+    assert!(
+        acceptance["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not signed"),
+        "{acceptance}"
+    );
     let (id, e) = bet(&server, "new");
     assert!(e >= 3, "new bets go to version-2 epochs: {e}");
     let new = server.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE);

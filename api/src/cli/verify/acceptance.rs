@@ -228,7 +228,10 @@ pub(super) fn pool_bet_step(
         Err(e) => return Ok(step(name, Err(format!("the proof's bet: {e}")))),
     };
     if proof["leaf"].as_str().map(str::to_ascii_lowercase) != Some(hex::encode(&leaf)) {
-        return Ok(step(name, Err("the proof's leaf does not encode its bet".into())));
+        return Ok(step(
+            name,
+            Err("the proof's leaf does not encode its bet".into()),
+        ));
     }
     let leaf_hash = merkle::leaf_hash(&leaf);
     let verdict = match fetch_tree(fetch, server, e)? {
