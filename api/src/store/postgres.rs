@@ -1475,12 +1475,18 @@ impl Store for PgStore {
                     .entry(row.try_get::<_, String>(1).map_err(corrupt)?)
                     .or_default() += 1;
             }
-            // The epoch's games are exactly those its input committed to.
+            // The epoch's leaves are exactly those its input committed to: its own games and
+            // the pool-served games bound to it (docs/PROTOCOL.md §11).
             if let Some(input) = &current.input {
-                if input.bet_count != seq_of.len() as u64 {
+                let bound: i64 = tx
+                    .query_one("SELECT COUNT(*) FROM games WHERE bet_epoch = $1", &[&e])
+                    .await
+                    .map_err(pg_err)?
+                    .get(0);
+                let leaves = seq_of.len() as u64 + bound as u64;
+                if input.bet_count != leaves {
                     return Err(StoreError::Corrupt(format!(
-                        "epoch {epoch} holds {} games but its input committed {}",
-                        seq_of.len(),
+                        "epoch {epoch} holds {leaves} leaves ({bound} of them served from the                          pool) but its input committed {}",
                         input.bet_count
                     )));
                 }

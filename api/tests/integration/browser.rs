@@ -266,3 +266,58 @@ fn the_page_verifies_a_class_group_game() {
         );
     }
 }
+
+/// An instant (pool-served) game once its bet epoch is bound: the page checks the signed
+/// acceptance and the bet's place in that epoch's tree; a rewritten bet (the leaf shown to the
+/// page no longer the one in the tree) fails `pool_bet_inclusion`, a forged signature
+/// `acceptance`.
+#[test]
+fn the_page_verifies_an_instant_game_and_its_binding() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &crate::server::fast_with_small_pool());
+    let deadline = std::time::Instant::now() + RESOLVE;
+    let id = loop {
+        let body = json!({"bet_type": "odd", "amount": 1, "player_seed": "page", "instant": true});
+        let (status, r) = server.post("/api/v1/games/dice/bet", &body);
+        if status == 200 {
+            break r["game_id"].as_str().expect("game_id").to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the pool never served: {r}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    while server.get(&format!("/api/v1/verify/{id}")).1["proof"]["bet_epoch"]["status"] != "bound" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bet epoch never closed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let page = open_page(&server.url, &id, "honest-instant");
+    assert_eq!(page["status"], "verified", "{page}");
+    let names: Vec<String> = checks(&page).into_iter().map(|(n, _)| n).collect();
+    for step in ["pool_game_id", "pool_bet_inclusion", "acceptance"] {
+        assert!(names.iter().any(|n| n == step), "no {step}: {names:?}");
+    }
+    let cases: [(&str, &str, Tamper); 2] = [
+        (
+            "instant-binding",
+            "pool_bet_inclusion",
+            Box::new(|v| flip(v, "/proof/bet_epoch/bets_root")),
+        ),
+        (
+            "instant-acceptance",
+            "acceptance",
+            Box::new(|v| flip(v, "/proof/acceptance/signature")),
+        ),
+    ];
+    for (what, step, tamper) in cases {
+        let (_, failed) = tampered_page(&server, &id, what, tamper);
+        assert!(
+            failed.iter().any(|n| n == step),
+            "{what}: {step} should fail, failed: {failed:?}"
+        );
+    }
+}

@@ -670,6 +670,15 @@ async fn acceptances_and_bound_pool_games(s: &dyn Store) {
         leaves,
         "a closed tree gains nothing"
     );
+    // The input commits to all three leaves; only the two epoch-path games resolve from it.
+    s.set_epoch_input(1, &input(3)).await.unwrap();
+    let rs = [resolution(&g1.game_id), resolution(&g2.game_id)];
+    s.resolve_epoch(1, &output(), &rs).await.unwrap();
+    let pool_game = s.game(&stored.new.game_id).await.unwrap().unwrap();
+    assert_eq!(
+        pool_game.resolution, stored.resolution,
+        "its own outcome, untouched"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
