@@ -731,7 +731,8 @@ async fn game_counts_add_up(s: &dyn Store) {
     s.close_epoch(1, 1, [7; 32], &crate::OPEN_ENDED)
         .await
         .unwrap();
-    s.set_epoch_input(1, &input(3)).await.unwrap();
+    // Its three games and the two instant games bound to it.
+    s.set_epoch_input(1, &input(5)).await.unwrap();
     s.insert_game(game(3, "dice"), &signer())
         .await
         .map(|(e, _)| e)
@@ -750,7 +751,7 @@ async fn game_counts_add_up(s: &dyn Store) {
     s.close_epoch(2, 2, [7; 32], &crate::OPEN_ENDED)
         .await
         .unwrap();
-    s.set_epoch_input(2, &input(1)).await.unwrap();
+    s.set_epoch_input(2, &input(3)).await.unwrap();
     serve_one(s, 4).await;
     s.resolve_epoch(2, &output(), &[resolution(&game(3, "").game_id)])
         .await
