@@ -62,6 +62,34 @@ fn bet(server: &Server, body: Value) -> Value {
     v
 }
 
+/// An instant bet `body` (`"instant": true` is added), retried until the pool has filled.
+fn instant_bet(server: &Server, body: Value) -> Value {
+    let mut body = body;
+    body["instant"] = json!(true);
+    let deadline = Instant::now() + RESOLVE;
+    loop {
+        let v = bet(server, body.clone());
+        if v["pool_served"] == true {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "the pool never served: {v}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A fresh embedded-store server, a bet "odd" with seed "mine" on it, and the bet's 202 saved
+/// in the data dir: (server, the 202, its game id, the saved file).
+fn saved_bet(dir: &Path) -> (Server, Value, String, String) {
+    let server = Server::start(dir, FAST);
+    let accepted = bet(
+        &server,
+        json!({"bet_type": "odd", "amount": 5, "player_seed": "mine"}),
+    );
+    let id = accepted["game_id"].as_str().unwrap().to_owned();
+    let file = save(dir, "bet.json", &accepted);
+    (server, accepted, id, file)
+}
+
 #[test]
 fn every_acceptance_is_signed_and_a_saved_one_verifies() {
     let dir = tempfile::tempdir().unwrap();
@@ -175,13 +203,7 @@ fn with_store_edited(
 #[test]
 fn the_acceptance_of_a_removed_bet_proves_the_removal() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), FAST);
-    let accepted = bet(
-        &server,
-        json!({"bet_type": "odd", "amount": 5, "player_seed": "mine"}),
-    );
-    let id = accepted["game_id"].as_str().unwrap().to_owned();
-    let file = save(dir.path(), "bet.json", &accepted);
+    let (server, accepted, id, file) = saved_bet(dir.path());
     // The operator drops the bet (before or after its epoch closed: either way it is gone).
     let server = with_store_edited(server, dir.path(), FAST, |db| {
         assert_eq!(
@@ -216,13 +238,7 @@ fn the_acceptance_of_a_removed_bet_proves_the_removal() {
 #[test]
 fn the_acceptance_of_an_altered_bet_proves_the_alteration() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), FAST);
-    let accepted = bet(
-        &server,
-        json!({"bet_type": "odd", "amount": 5, "player_seed": "mine"}),
-    );
-    let id = accepted["game_id"].as_str().unwrap().to_owned();
-    let file = save(dir.path(), "bet.json", &accepted);
+    let (server, accepted, id, file) = saved_bet(dir.path());
     let leaf = hex::decode(accepted["acceptance"]["leaf"].as_str().unwrap()).unwrap();
     // The operator turns the player's "odd" into "even", consistently (leaf and field).
     let altered = leaf_with(&leaf, 2, "even");
@@ -259,18 +275,10 @@ fn a_rewritten_pool_bet_fails_pool_bet_inclusion() {
     let dir = tempfile::tempdir().unwrap();
     let flags = fast_with_small_pool();
     let server = Server::start(dir.path(), &flags);
-    let deadline = Instant::now() + RESOLVE;
-    let served = loop {
-        let v = bet(
-            &server,
-            json!({"bet_type": "odd", "amount": 1, "player_seed": "p", "instant": true}),
-        );
-        if v["pool_served"] == true {
-            break v;
-        }
-        assert!(Instant::now() < deadline, "the pool never served: {v}");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let served = instant_bet(
+        &server,
+        json!({"bet_type": "odd", "amount": 1, "player_seed": "p"}),
+    );
     assert_eq!(served["acceptance"]["kind"], "pool", "{served}");
     assert_eq!(served["acceptance"]["pool_index"], served["pool_index"]);
     let id = served["game_id"].as_str().unwrap().to_owned();
@@ -416,18 +424,7 @@ fn a_version_1_pool_game_still_verifies_and_a_stripped_one_does_not() {
     let dir = tempfile::tempdir().unwrap();
     let flags = fast_with_small_pool();
     let server = Server::start(dir.path(), &flags);
-    let deadline = Instant::now() + RESOLVE;
-    let served = loop {
-        let v = bet(
-            &server,
-            json!({"bet_type": "even", "amount": 1, "instant": true}),
-        );
-        if v["pool_served"] == true {
-            break v;
-        }
-        assert!(Instant::now() < deadline, "the pool never served: {v}");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let served = instant_bet(&server, json!({"bet_type": "even", "amount": 1}));
     let id = served["game_id"].as_str().unwrap().to_owned();
     server.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE);
     let strip = |db: &rusqlite::Connection| {
