@@ -36,8 +36,10 @@ enum Command {
     Keys(keys::KeysArgs),
     /// Verify a game without trusting the server: fetch its data and recompute every step
     /// (bet leaf, Merkle inclusion, epoch input, VDF proof, rngValue, dice, payout; the pool
-    /// chain of an instant game; its anchor, and with --rpc the anchor transaction on chain)
-    /// here. Exit 0 when all pass, 1 when any fails, 2 on usage or network errors.
+    /// chain of an instant game; the operator's signed acceptance; its anchor, and with --rpc
+    /// the anchor transaction on chain) here; with --acceptance FILE, a saved acceptance
+    /// against what the server stores. Exit 0 when all pass, 1 when any fails, 2 on usage or
+    /// network errors.
     Verify(verify::VerifyArgs),
     /// Audit a range of epochs without trusting the server: the chain of outputs, every input,
     /// every bets root, every Wesolowski proof (batch-verified on all cores or a GPU) and every
