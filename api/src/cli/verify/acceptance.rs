@@ -28,9 +28,9 @@ impl Keys {
             if let Some(pk) = k["public_key"].as_str() {
                 keys.push(pk.to_ascii_lowercase());
             }
-            if let Some(at) = k["since_ms"].as_i64() {
-                since = Some(since.map_or(at, |s| s.min(at)));
-            }
+            // A key without its first time could have signed anything: from the start.
+            let at = k["since_ms"].as_i64().unwrap_or(i64::MIN);
+            since = Some(since.map_or(at, |s| s.min(at)));
         }
         Ok(Self {
             keys,
@@ -87,6 +87,11 @@ pub(super) fn acceptance_step(proof: &Value, keys: &Keys) -> Step {
     let created = proof["bet_created_at_ms"].as_i64();
     let result = match proof.get("acceptance") {
         None | Some(Value::Null) => match created {
+            None if keys.signing_since_ms.is_some() => Err(
+                "no acceptance signature, and no bet_created_at_ms to show the game came before \
+                 the operator began signing"
+                    .into(),
+            ),
             Some(at) if keys.signing_at(at) => Err(format!(
                 "no acceptance signature, yet the game was accepted at {at} ms, after the \
                  operator's first acceptance key was in use"
@@ -123,7 +128,8 @@ struct PublishedTree {
     leaf_hashes: Vec<Hash>,
     bets_root: Option<Hash>,
     bet_count: u64,
-    resolved: Option<audit::Epoch>,
+    /// The full record once resolved (`Err`: resolved, yet not a decodable record).
+    resolved: Option<Result<audit::Epoch, String>>,
 }
 
 fn fetch_tree(fetch: &dyn Fetch, server: &str, e: u64) -> anyhow::Result<Option<PublishedTree>> {
@@ -140,7 +146,8 @@ fn fetch_tree(fetch: &dyn Fetch, server: &str, e: u64) -> anyhow::Result<Option<
         leaf_hashes,
         bets_root: body["bets_root"].as_str().and_then(hash),
         bet_count: body["bet_count"].as_u64().unwrap_or(0),
-        resolved: audit::decode(&body).ok(),
+        resolved: (body["status"] == "resolved")
+            .then(|| audit::decode(&body).map_err(|e| format!("{e:#}"))),
     }))
 }
 
@@ -165,12 +172,19 @@ fn in_tree(tree: &PublishedTree, e: u64, leaf_hash: &Hash, group: &str) -> Verdi
              after it was accepted"
         ));
     };
+    // Only a resolved epoch shows that its tree is the one its x and y commit to.
     let bound = match &tree.resolved {
-        Some(rec) => match bound_into_output(rec, group) {
+        Some(Ok(rec)) => match bound_into_output(rec, group) {
             Ok(d) => d,
             Err(err) => return Verdict::Fail(format!("epoch {e}: {err}")),
         },
-        None => "; the epoch's VDF has not resolved yet".to_owned(),
+        Some(Err(err)) => return Verdict::Fail(format!("epoch {e}'s record: {err}")),
+        None => {
+            return Verdict::Pending(format!(
+                "leaf {i} of {n} of epoch {e}'s published tree; bound once the epoch resolves \
+                 (its x and y then commit to that tree)"
+            ))
+        }
     };
     Verdict::Pass(format!(
         "leaf {i} of {n} under epoch {e}'s bets root {}{bound}",
