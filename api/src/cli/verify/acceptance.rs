@@ -397,3 +397,60 @@ fn stored_as_signed(proof: &Value, doc: &AcceptanceDoc, what: &str) -> Verdict {
     }
     Verdict::Pass("the server stores the game exactly as signed".into())
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn tree(status: &str, resolved: Option<Result<audit::Epoch, String>>) -> (PublishedTree, Hash) {
+        let leaves: Vec<Hash> = [b"a", b"b", b"c"]
+            .iter()
+            .map(|l| merkle::leaf_hash(*l))
+            .collect();
+        let t = PublishedTree {
+            status: status.into(),
+            bets_root: Some(merkle::root(&leaves)),
+            bet_count: 3,
+            leaf_hashes: leaves.clone(),
+            resolved,
+        };
+        (t, leaves[1])
+    }
+
+    #[test]
+    fn a_tree_binds_only_once_its_epoch_resolved() {
+        let pending = |v: Verdict| matches!(v, Verdict::Pending(_));
+        let failed = |v: Verdict| matches!(v, Verdict::Fail(_));
+        let (open, leaf) = tree("open", None);
+        assert!(pending(in_tree(&open, 5, &leaf, "test512")));
+        // Closed, or claiming to be, without the output that commits to the tree: not bound.
+        let (closed, leaf) = tree("closed", None);
+        assert!(pending(in_tree(&closed, 5, &leaf, "test512")));
+        let (bad, leaf) = tree("resolved", Some(Err("no y".into())));
+        assert!(failed(in_tree(&bad, 5, &leaf, "test512")));
+        let (closed, _) = tree("closed", None);
+        assert!(failed(in_tree(
+            &closed,
+            5,
+            &merkle::leaf_hash(b"z"),
+            "test512"
+        )));
+        let (mut lying, leaf) = tree("closed", None);
+        lying.bet_count = 4;
+        assert!(failed(in_tree(&lying, 5, &leaf, "test512")));
+    }
+
+    #[test]
+    fn unsigned_games_pass_only_from_before_signing() {
+        let keys = |since: Option<i64>| Keys {
+            keys: vec!["00".repeat(32)],
+            signing_since_ms: since,
+        };
+        let proof = |created: Option<i64>| serde_json::json!({"acceptance": null, "bet_created_at_ms": created, "vdfEpoch": 1});
+        assert!(acceptance_step(&proof(Some(5)), &keys(Some(10))).passed);
+        assert!(!acceptance_step(&proof(Some(10)), &keys(Some(10))).passed);
+        assert!(!acceptance_step(&proof(None), &keys(Some(10))).passed);
+        assert!(acceptance_step(&proof(None), &Keys::default()).passed);
+    }
+}
