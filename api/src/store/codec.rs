@@ -71,6 +71,12 @@ pub fn nonce(bytes: Option<Vec<u8>>) -> StoreResult<Option<[u8; 32]>> {
         .transpose()
 }
 
+/// A stored acceptance key (32 bytes).
+pub(crate) fn acceptance_key(k: Vec<u8>) -> StoreResult<[u8; 32]> {
+    k.try_into()
+        .map_err(|_| StoreError::Corrupt("an acceptance key is not 32 bytes".into()))
+}
+
 /// A stored acceptance: both columns or neither.
 pub(crate) fn signed_from(
     key: Option<Vec<u8>>,
@@ -79,9 +85,7 @@ pub(crate) fn signed_from(
     match (key, sig) {
         (None, None) => Ok(None),
         (Some(k), Some(s)) => Ok(Some(Signed {
-            public_key: k
-                .try_into()
-                .map_err(|_| StoreError::Corrupt("an acceptance key is not 32 bytes".into()))?,
+            public_key: acceptance_key(k)?,
             signature: s.try_into().map_err(|_| {
                 StoreError::Corrupt("an acceptance signature is not 64 bytes".into())
             })?,

@@ -1282,10 +1282,7 @@ impl Store for PgStore {
                 .map(|r| {
                     let k: Vec<u8> = r.try_get(0).map_err(corrupt)?;
                     let at: i64 = r.try_get(1).map_err(corrupt)?;
-                    let k = k.try_into().map_err(|_| {
-                        StoreError::Corrupt("an acceptance key is not 32 bytes".into())
-                    })?;
-                    Ok((k, at))
+                    Ok((super::codec::acceptance_key(k)?, at))
                 })
                 .collect()
         })

@@ -1107,7 +1107,7 @@ impl Store for SqliteStore {
             let mut out = Vec::new();
             for row in rows {
                 let (k, at) = row.map_err(unavailable)?;
-                out.push((hash32(k, "an acceptance key")?, at));
+                out.push((super::codec::acceptance_key(k)?, at));
             }
             Ok(out)
         })
