@@ -587,16 +587,13 @@ fn insert_game(
     // Both statements are cached: they run once per bet, and compiling them cost as much as
     // running them.
     let epoch = open_for_games(tx)?;
-    let seq: i64 = tx
-        .prepare_cached("SELECT COALESCE(MAX(seq) + 1, 0) FROM games WHERE epoch = ?1")
-        .and_then(|mut st| st.query_row([epoch], |r| r.get(0)))
-        .map_err(unavailable)?;
     let mut insert = tx
         .prepare_cached(
             "INSERT INTO games (game_id, request_id, game, bet_type, target, combo, amount,
                  player_id, player_seed, operator_key, created_at_ms, epoch, seq, leaf,
                  acceptance_key, acceptance_sig)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
+                 (SELECT COALESCE(MAX(seq) + 1, 0) FROM games WHERE epoch = ?12), ?13, ?14, ?15)",
         )
         .map_err(unavailable)?;
     let signed = signer.sign(Place::Epoch(epoch as u64), &g.leaf, g.created_at_ms);
@@ -614,7 +611,6 @@ fn insert_game(
             g.operator_key,
             g.created_at_ms,
             epoch,
-            seq,
             g.leaf,
             signed.public_key.as_slice(),
             signed.signature.as_slice(),
