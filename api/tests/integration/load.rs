@@ -324,6 +324,14 @@ pub fn kill_restart_under_load(
 ) -> (Promises, Server) {
     let mut rng = rand::thread_rng();
     let mut server = start();
+    if mix.kinds.contains(&Kind::Instant) {
+        // Pool-served bets are among the promises checked: let the pool fill first (with
+        // every server of the suite running its VDF, the first batch can come after the last
+        // kill, and every instant bet then takes the epoch path).
+        wait_for("the pool filled", crate::durability::RESOLVE, || {
+            server.get("/api/v1/stats").1["pool"]["depth"].as_u64() >= Some(60)
+        });
+    }
     let targets = Arc::new(RwLock::new(vec![server.url.clone()]));
     let load = Load::start(Arc::clone(&targets), threads, mix);
     let mut seen = BTreeMap::new();
