@@ -78,7 +78,12 @@ pub(crate) fn quot(x: u64, y: u64) -> (u64, u64) {
 
 /// The longest run of Euclid steps on (x, y), x ≥ y, x < 2^63, the leading words of (X, Y) at
 /// one shift, that is the run of (X, Y) for all lower bits (Jebelean's conditions), and makes
-/// steps only while the divisor is above `bb` (the bound's leading word).
+/// steps only while the divisor is certainly above the bound, whose leading word is `bb`.
+///
+/// After some steps y is the word of t1·Y − s1·X (an even count) or s1·X − t1·Y (odd), so the
+/// true divisor lies above y − s1 (even) or y − t1 (odd) in units of the word's last bit, and
+/// the bound below bb + 1: a step is certain to be Euclid's only while y exceeds bb by that
+/// cofactor. (chiavdf tests y > bb alone and can go a step past the bound.)
 #[inline(never)]
 pub(crate) fn lehmer_exact(mut x: u64, mut y: u64, bb: u64) -> Mat {
     let (mut s2, mut t2, mut s1, mut t1) = (1u64, 0u64, 0u64, 1u64);
@@ -86,7 +91,7 @@ pub(crate) fn lehmer_exact(mut x: u64, mut y: u64, bb: u64) -> Mat {
     // Two steps per iteration: the conditions alternate between the s and t cofactors. Every
     // cofactor is below x₀/y ≤ 2^63 (continuants), so nothing overflows.
     loop {
-        if y <= bb {
+        if y.saturating_sub(s1) <= bb {
             break;
         }
         let (q, r) = quot(x, y);
@@ -97,7 +102,7 @@ pub(crate) fn lehmer_exact(mut x: u64, mut y: u64, bb: u64) -> Mat {
         }
         (x, y, s2, s1, t2, t1) = (y, r, s1, sn, t1, tn);
         steps += 1;
-        if y <= bb {
+        if y.saturating_sub(t1) <= bb {
             break;
         }
         let (q, r) = quot(x, y);

@@ -479,13 +479,19 @@ proptest! {
 
 // ---------------------------------------------------------------- Lehmer's Euclid
 
-/// The single-word Lehmer run as the first version of this module (and chiavdf's
-/// `mpz_xgcd_partial`) wrote it, on signed cofactors: (steps, |s2|, |t2|, |s1|, |t1|).
+/// The single-word Lehmer run as chiavdf's `mpz_xgcd_partial` writes it, on signed
+/// cofactors: (steps, |s2|, |t2|, |s1|, |t1|); except that the bound is tested on the least
+/// value the divisor can have (its word less the cofactor of the lower bits' sign), where
+/// chiavdf tests the word itself.
 fn ref_lehmer_word(x: u64, y: u64, bb: u64) -> (u32, u64, u64, u64, u64) {
-    let (mut rr2, mut rr1, bb) = (x as i64, y as i64, bb as i64);
+    let (mut rr2, mut rr1, bb) = (x as i64, y as i64, bb as i128);
     let (mut aa2, mut aa1, mut bb2, mut bb1) = (0i64, 1i64, 1i64, 0i64);
     let mut i = 0u32;
-    while rr1 != 0 && rr1 > bb {
+    let least = |rr1: i64, aa1: i64, bb1: i64, i: u32| {
+        let cofactor = if i & 1 == 0 { bb1 } else { aa1 };
+        rr1 as i128 - cofactor.unsigned_abs() as i128
+    };
+    while rr1 != 0 && least(rr1, aa1, bb1, i) > bb {
         let qq = rr2 / rr1;
         let t1 = rr2 - qq * rr1;
         let t2 = aa2 - qq * aa1;
@@ -1004,4 +1010,14 @@ proptest! {
         let comp = FastComposer::new(d).unwrap();
         prop_assert_eq!(comp.bucket_products(&forms, width, &bucket), want);
     }
+}
+
+#[test]
+fn euclid_stops_at_the_bound_found_by_proptest() {
+    let p = |s: &str| s.parse::<BigInt>().unwrap();
+    check_euclid(
+        &p("7763709012650044557762782800529905533638110372878203016485294904841482540974933992909307904"),
+        &p("8897916430984535223707560204919361555501604404513059943009029369049340995502756840"),
+        &p("5685415977447594192068712764207432356726128396006709795926934694796149433334271608"),
+    );
 }
