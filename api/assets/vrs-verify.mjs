@@ -1726,7 +1726,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
       ) {
         fail(`batch ${bi}'s published row differs from the proof's`);
       }
-      return `batch ${bi} follows root ${short(bytesToHex(prevRoot))} and holds entries ${first}..${first + size - 1}`;
+      return `batch ${bi} follows root ${short(bytesToHex(prevRoot))} and holds entries ${first} to ${first + size - 1} (${size} entries)`;
     });
 
     await check("pool_anchor", async () => {

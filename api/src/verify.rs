@@ -745,6 +745,7 @@ pub(crate) fn outcome_steps(
             "dice": stored.dice,
             "bytes_used": roll.map(|r| hex::encode(&r.bytes_used)),
             "skipped": roll.map(|r| r.skipped),
+            "hmac_blocks": roll.map(|r| r.blocks),
             "note": if g.game == "rng" { json!("raw RNG request: no dice are rolled") } else { Value::Null },
         }),
         json!({

@@ -66,11 +66,13 @@ pub fn verify_pool(m: &Modulus, game: &GameRecord, ev: &PoolEvidence) -> Verific
             Err(format!("entry {} is outside batch {}", e.index, b.number))
         } else {
             Ok(format!(
-                "batch {} follows root {} and holds entries {}..{}",
+                "batch {} follows root {} and holds entries {} to {} ({} entries from {})",
                 b.number,
                 hex::encode(b.prev_root),
                 b.first_index,
-                b.end_index()
+                b.end_index() - 1,
+                b.size,
+                b.first_index
             ))
         }
     });

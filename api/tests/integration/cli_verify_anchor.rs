@@ -31,6 +31,7 @@ fn wait_confirmed(s: &Server, id: &str) -> Value {
     loop {
         let v = s.poll_ok(&format!("/api/v1/verify/{id}"), DEADLINE);
         if v["proof"]["anchor_status"] == "confirmed" {
+            crate::protocol_docs::assert_documented("20.1", "an anchored verification", &v);
             return v;
         }
         assert!(Instant::now() < deadline, "not anchored: {:#}", v["proof"]);

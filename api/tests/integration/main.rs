@@ -22,6 +22,7 @@ mod notary;
 mod observability;
 mod openapi;
 mod pg;
+mod protocol_docs;
 mod proxy;
 mod router_epoch;
 mod schemathesis;

@@ -100,6 +100,7 @@ fn class_group_epochs_verify_in_the_server_the_cli_the_audit_and_chiavdf() {
     let generator = format!("08{}", "00".repeat(99));
     for (id, v) in &games {
         assert_eq!(v["verified"], true, "{id}: {v}");
+        crate::protocol_docs::assert_documented("20.1", "a class-group verification", v);
         let failed: Vec<&Value> = v["checks"]
             .as_array()
             .expect("checks")
@@ -143,6 +144,7 @@ fn class_group_epochs_verify_in_the_server_the_cli_the_audit_and_chiavdf() {
     // The first epoch starts from the generator; the epoch record names the group.
     let (status, e1) = server.get("/api/v1/epochs/1");
     assert_eq!(status, 200, "{e1}");
+    crate::protocol_docs::assert_documented("20.3", "a class-group epoch", &e1);
     assert_eq!(e1["modulus"], GROUP);
     assert_eq!(e1["veo_class"], "VEO-WESOLOWSKI-CLASSGROUP-512");
     assert_eq!(e1["previous_output"], generator.as_str());

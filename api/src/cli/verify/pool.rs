@@ -187,14 +187,14 @@ fn batch_chain(p: &Fields, published: &Published) -> Result<String, String> {
     }
     if !(first..first.saturating_add(size)).contains(&i) {
         return Err(format!(
-            "entry {i} is outside pool batch {b} (entries {first}..{})",
-            first.saturating_add(size)
+            "entry {i} is outside pool batch {b} (entries {first} to {}, {size} entries)",
+            first.saturating_add(size).saturating_sub(1)
         ));
     }
     Ok(format!(
-        "pool batch {b} follows root {} and holds entries {first}..{}",
+        "pool batch {b} follows root {} and holds entries {first} to {} ({size} entries from {first})",
         hex::encode(claimed_prev),
-        first.saturating_add(size)
+        first.saturating_add(size).saturating_sub(1)
     ))
 }
 
