@@ -25,7 +25,8 @@ mod pool;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Steps: first `group`, the group the proof names is the one --group expects (never one the \
-server picked); then an epoch game is checked by bet_leaf, merkle_inclusion, epoch_chain, epoch_input, \
+server picked); then an epoch game is checked by bet_leaf, merkle_inclusion, epoch_chain, epoch_record (the \
+proof's epoch is the one GET /api/v1/epochs/{e} publishes), epoch_input, \
 vdf_proof, timing (the epoch's games were fixed before the previous epoch's output existed, within \
 the bound of its declared security margin: docs/PROTOCOL.md §10), rng_value, dice and payout; a pool-served (instant) game by pool_batch_chain, \
 pool_anchor, pool_batch_seed, pool_entry_input, vdf_proof, pool_inclusion, pool_committed, \
@@ -278,9 +279,10 @@ pub(crate) fn check(
         let mut steps = recompute(&body, game_id)?;
         // The steps that need other epochs' public records: the chain link after the inclusion
         // steps, the timing after the proof.
-        let (chain, timing) = chain_and_timing(fetch, server, &body, min_margin_centi);
+        let (chain, record, timing) = chain_and_timing(fetch, server, &body, min_margin_centi);
         let at = steps.len().min(2);
         steps.insert(at, chain);
+        steps.insert(at + 1, record);
         let at = steps
             .iter()
             .position(|s| s.name == "vdf_proof")
@@ -673,17 +675,18 @@ fn group_step(p: &Fields, expected: &str) -> Step {
     )
 }
 
-/// `epoch_chain` and `timing`, from the public records of the epochs they involve: the
-/// input's previous output is y of p(e) as the server publishes it (or the genesis output for
-/// p = 0), so the server cannot show one history to this game and another to that epoch's; and
-/// the epoch's committed timing keeps the rule against p(e)'s and e − 1's published times
+/// `epoch_chain`, `epoch_record` and `timing`, from the public records of the epochs they
+/// involve: the input's previous output is y of p(e) as the server publishes it (or the genesis
+/// output for p = 0), and the game's epoch is the one the server publishes as epoch e, so the
+/// server cannot show one history to this game and another to everyone else; and the epoch's
+/// committed timing keeps the rule against p(e)'s and e − 1's published times
 /// (docs/PROTOCOL.md §10).
 fn chain_and_timing(
     fetch: &dyn Fetch,
     server: &str,
     body: &Value,
     min_margin_centi: u32,
-) -> (Step, Step) {
+) -> (Step, Step, Step) {
     let p = Fields(&body["proof"]);
     let committed = committed_timing(&body["proof"]);
     let record = |n: u64| -> Result<Value, String> {
@@ -717,6 +720,13 @@ fn chain_and_timing(
             } else {
                 Err(format!("previous output is not {source}"))
             }
+        })(),
+    );
+    let own = step(
+        "epoch_record",
+        (|| {
+            let (e, _) = previous.clone()?;
+            same_epoch(&body["proof"], &record(e)?, e)
         })(),
     );
     let timing = step(
@@ -757,7 +767,63 @@ fn chain_and_timing(
             })
         })(),
     );
-    (chain, timing)
+    (chain, own, timing)
+}
+
+/// Pairs of (the proof's member, the epoch record's member) that must be equal: everything
+/// the epoch input, the VDF proof and the timing rule read (docs/PROTOCOL.md §13).
+const EPOCH_RECORD_PAIRS: &[(&str, &str)] = &[
+    ("/modulus", "/modulus"),
+    ("/iterations", "/iterations"),
+    ("/previous_output", "/previous_output"),
+    ("/bets_root", "/bets_root"),
+    ("/bet_count", "/bet_count"),
+    ("/x", "/x"),
+    ("/y", "/y"),
+    ("/pi", "/pi"),
+    ("/l", "/l"),
+    ("/timing/version", "/version"),
+    ("/timing/previous_epoch", "/previous_epoch"),
+    ("/timing/nonce", "/nonce"),
+    ("/timing/opened_at_ms", "/opened_at_ms"),
+    ("/timing/closed_at_ms", "/closed_at_ms"),
+    ("/timing/security_margin", "/security_margin"),
+    ("/timing/squarings_per_second", "/squarings_per_second"),
+    ("/timing/deadline_ms", "/deadline_ms"),
+];
+
+/// `epoch_record`: the proof's epoch is epoch e as the server publishes it to everyone
+/// (`GET /api/v1/epochs/{e}`), resolved, member for member. Without it an operator could
+/// evaluate epoch e several times (other nonces) and hand each game the run it prefers, each
+/// proof valid on its own.
+fn same_epoch(proof: &Value, record: &Value, e: u64) -> Result<String, String> {
+    if record["status"] != "resolved" {
+        return Err(format!(
+            "epoch {e} is published as {}, not resolved",
+            record["status"]
+        ));
+    }
+    // A version-1 epoch has no timing object: its commitment is T alone.
+    let version_1 = proof.get("timing").is_none_or(Value::is_null);
+    let differ: Vec<String> = EPOCH_RECORD_PAIRS
+        .iter()
+        .filter(|(mine, _)| !(version_1 && mine.starts_with("/timing/")))
+        .filter(|(mine, theirs)| {
+            proof.pointer(mine).unwrap_or(&Value::Null)
+                != record.pointer(theirs).unwrap_or(&Value::Null)
+        })
+        .map(|(mine, _)| mine.trim_start_matches('/').replace('/', "."))
+        .collect();
+    if differ.is_empty() {
+        Ok(format!(
+            "the proof's epoch is epoch {e} as published: x, y, π, ℓ, T, bets root and timing"
+        ))
+    } else {
+        Err(format!(
+            "the proof's epoch differs from the published epoch {e} in {}",
+            differ.join(", ")
+        ))
+    }
 }
 
 /// A version-2 epoch's committed timing and nonce from the proof's `timing` object (its T is

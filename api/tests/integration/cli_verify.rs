@@ -67,6 +67,7 @@ fn honest_games_pass_and_every_tampering_is_named() {
             "bet_leaf",
             "merkle_inclusion",
             "epoch_chain",
+            "epoch_record",
             "epoch_input",
             "vdf_proof",
             "timing",
@@ -432,4 +433,92 @@ fn pool_served_games_pass_and_every_tampering_is_named() {
         let url = tampering_proxy(&server.url, tamper);
         assert_step_fails(&url, &id, what, step);
     }
+}
+
+/// The operator evaluates an epoch twice (a second nonce, on a second squarer) and hands a game
+/// the run it prefers, while publishing the other as the epoch: the forged proof is valid on its
+/// own (its input follows from its nonce, its VDF proof verifies, its rngValue follows from its
+/// y, the timing is the epoch's), so only comparing it with the published epoch catches it:
+/// `epoch_record` fails, and nothing else does.
+#[test]
+fn a_game_handed_another_run_of_its_epoch_fails_epoch_record() {
+    use vrs::group::{Group, SeedRule};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), FAST);
+    let (status, r) = server.post("/api/v1/rng/generate", &json!({"client_seed": "fork"}));
+    assert_eq!(status, 202, "{r}");
+    let id = r["game_id"].as_str().expect("game_id").to_owned();
+    let honest = server.poll_ok(&format!("/api/v1/verify/{id}"), RESOLVE);
+    let p = &honest["proof"];
+    let t = &p["timing"];
+    let num = |v: &Value| v.as_u64().expect("a number");
+    let timing = vrs_engine::epoch::Timing {
+        previous: num(&t["previous_epoch"]),
+        iterations: num(&p["iterations"]),
+        opened_at_ms: num(&t["opened_at_ms"]),
+        closed_at_ms: num(&t["closed_at_ms"]),
+        margin_centi: (t["security_margin"].as_f64().expect("margin") * 100.0).round() as u32,
+        squarings_per_second: num(&t["squarings_per_second"]),
+    };
+    let unhex = |v: &Value| hex::decode(v.as_str().expect("hex")).expect("hex");
+    let nonce = [0x5a; 32];
+    let bets_root: [u8; 32] = unhex(&p["bets_root"]).try_into().expect("32 bytes");
+    let group = Group::by_name("test512").expect("test512");
+    let (seed, _) = group
+        .input_for(
+            num(&p["vdfEpoch"]),
+            &unhex(&p["previous_output"]),
+            &bets_root,
+            &SeedRule::V2 {
+                nonce: &nonce,
+                timing: &timing,
+            },
+        )
+        .expect("the fork's input");
+    let out = Command::new(env!("CARGO_BIN_EXE_vrs"))
+        .args(["vdf", "prove", "--group", "test512", "--json", "--seed"])
+        .arg(hex::encode(seed))
+        .args(["--iterations", &timing.iterations.to_string()])
+        .output()
+        .expect("runs vrs vdf prove");
+    let fork: Value = serde_json::from_slice(&out.stdout).expect("the fork's proof");
+    let y = unhex(&fork["y"]);
+    let mut message = id.as_bytes().to_vec();
+    message.extend_from_slice(b"fork");
+    let rng = hex::encode(crate::independent::hmac_sha256(&y, &message));
+    let forged = move |path: &str, v: &mut Value| {
+        if !path.starts_with("/api/v1/verify/") {
+            return;
+        }
+        let p = &mut v["proof"];
+        p["timing"]["nonce"] = json!(hex::encode(nonce));
+        p["epoch_seed"] = json!(hex::encode(seed));
+        for (mine, theirs) in [("x", "x"), ("y", "y"), ("pi", "pi"), ("l", "l")] {
+            p[mine] = fork[theirs].clone();
+        }
+        p["rngValue"] = json!(rng);
+        for s in v["replay_steps"].as_array_mut().expect("steps") {
+            match s["action"].as_str() {
+                Some("vdf_epoch_published") => {
+                    s["input"] = fork["x"].clone();
+                    s["output"] = fork["y"].clone();
+                    s["pi"] = fork["pi"].clone();
+                    s["l"] = fork["l"].clone();
+                    s["epoch_seed"] = json!(hex::encode(seed));
+                }
+                Some("randomness_derived") => {
+                    s["key"] = fork["y"].clone();
+                    s["rngValue"] = json!(rng);
+                }
+                _ => {}
+            }
+        }
+    };
+    let url = tampering_proxy(&server.url, forged);
+    let out = vrs_verify(&url, &id, false);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "the fork passed:\n{text}");
+    let failed: Vec<&str> = text.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert_eq!(failed.len(), 1, "{text}");
+    assert!(failed[0].contains("epoch_record"), "{text}");
 }

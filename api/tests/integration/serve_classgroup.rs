@@ -129,6 +129,7 @@ fn class_group_epochs_verify_in_the_server_the_cli_the_audit_and_chiavdf() {
         for step in [
             "group",
             "epoch_chain",
+            "epoch_record",
             "epoch_input",
             "vdf_proof",
             "timing",
