@@ -4,6 +4,7 @@
 pub mod acceptance;
 pub mod anchor;
 pub mod cli;
+pub mod clock;
 pub mod commit;
 pub mod config;
 pub mod epoch;
@@ -18,7 +19,6 @@ pub mod notary;
 pub mod outcome;
 pub mod pool;
 pub mod proof_json;
+pub mod report;
 pub mod store;
 pub mod verify;
-pub mod verify_acceptance;
-pub mod verify_pool;

@@ -3,7 +3,7 @@
 //! but the one the epoch VDF occupies, by default), one batch at a time: each batch's seed
 //! needs the previous batch's root.
 
-use crate::epoch::now_ms;
+use crate::clock::now_ms;
 use crate::store::{PoolBatch, Store};
 use anyhow::Context;
 use rand::RngCore;

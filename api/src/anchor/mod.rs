@@ -16,7 +16,7 @@ pub mod batch;
 pub mod client;
 pub mod proof;
 
-use crate::epoch::now_ms;
+use crate::clock::now_ms;
 use crate::store::{AnchorBatch, AnchorState, AnchorTx, Store};
 use alloy::primitives::Address;
 use anyhow::{anyhow, Context};

@@ -3,8 +3,8 @@
 
 use super::batch::{inclusion, Inclusion, Subject};
 use super::{tx_hex, AnchorView};
+use crate::report::{check, Verification};
 use crate::store::{AnchorState, Store};
-use crate::verify::{check, Verification};
 use serde_json::{json, Value};
 use vrs_engine::anchor;
 use vrs_engine::merkle;

@@ -2,7 +2,7 @@
 //! only its SHA-256. The commands open the same store as `vrs serve` (`--data-dir`, or
 //! PostgreSQL with `DATABASE_URL`) and work while the service runs.
 
-use crate::epoch::now_ms;
+use crate::clock::now_ms;
 use crate::notary::keys;
 use crate::store::postgres::PgStore;
 use crate::store::sqlite::SqliteStore;

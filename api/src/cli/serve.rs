@@ -3,9 +3,10 @@
 use crate::acceptance::AcceptanceSigner;
 use crate::anchor::client::Chain;
 use crate::anchor::{load_key, AnchorStatus, AnchorView, Anchorer};
+use crate::clock::now_ms;
 use crate::config::ServeConfig;
 use crate::epoch::schedule::{schedule, Ask};
-use crate::epoch::{now_ms, EngineStatus, EpochConfig, EpochLoop};
+use crate::epoch::{EngineStatus, EpochConfig, EpochLoop};
 use crate::group::Group;
 use crate::http::listener::{self, ConnOptions, Drained};
 use crate::http::{app_with, notary_app, AppState};
@@ -309,7 +310,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     });
     let metrics_server = match metrics_listener {
         Some(l) => {
-            let app = crate::metrics::app(Arc::clone(&state));
+            let app = crate::http::metrics::app(Arc::clone(&state));
             Some(tokio::spawn(listener::serve(
                 l,
                 app,

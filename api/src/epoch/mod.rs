@@ -17,6 +17,7 @@ mod vdf_thread;
 
 pub use vdf_thread::{Event, Job, REPLAY_SEGMENTS};
 
+use crate::clock::now_ms;
 use crate::group::{Group, SeedRule};
 use crate::outcome;
 use crate::store::{EpochInput, EpochOutput, EpochRecord, PlanParams, Store, StoreError};
@@ -58,13 +59,6 @@ impl EngineStatus {
     pub fn error(&self) -> Option<String> {
         self.last_error.lock().ok().and_then(|e| e.clone())
     }
-}
-
-/// Unix time in milliseconds (the only clock the epoch records use).
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// The epoch loop's configuration.

@@ -3,7 +3,8 @@
 //! a settlement fails as an unreachable facilitator does), the epoch loop and the pool
 //! generator running, and one resolved epoch game and one pool-served game to read back.
 
-use crate::epoch::{now_ms, EngineStatus, EpochConfig, EpochLoop};
+use crate::clock::now_ms;
+use crate::epoch::{EngineStatus, EpochConfig, EpochLoop};
 use crate::games::Limits;
 use crate::http::{app, AppState};
 use crate::notary::x402::{X402Config, X402};

@@ -211,7 +211,7 @@ fn percent_encode(data: &[u8]) -> String {
 /// the current time ± N seconds, so a seed stays valid.
 pub fn x402_notarize(h: &Harness, data: &[u8]) -> Result<(), String> {
     let (flags, payload) = data.split_first().map_or((0, &[][..]), |(f, b)| (*f, b));
-    let now = u64::try_from(crate::epoch::now_ms() / 1000).unwrap_or_default();
+    let now = u64::try_from(crate::clock::now_ms() / 1000).unwrap_or_default();
     let value = payment_header(&x402_config(), flags, payload, now)?;
     let name = if flags & 1 == 0 {
         x402::HEADER_SIGNATURE

@@ -312,7 +312,7 @@ fn node_answers(claim: &Value, tx: &str) -> Result<Value, String> {
         // Mined now: the epochs it anchors were resolved just before (their times are bounded
         // by it, docs/PROTOCOL.md §10).
         "rpc:eth_getBlockByNumber": {"jsonrpc": "2.0", "id": 1, "result": {
-            "number": "0x10", "timestamp": format!("{:#x}", crate::epoch::now_ms() / 1000),
+            "number": "0x10", "timestamp": format!("{:#x}", crate::clock::now_ms() / 1000),
         }},
     }))
 }

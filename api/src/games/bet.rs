@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 
 use super::amount::Amount;
 use super::dice::{DiceBet, DICE_BET_TYPES, EXACT_TARGETS};
+use super::settlement::Settlement;
 use super::sicbo::{SicboBet, FACES, SICBO_BET_TYPES, TOTAL_TARGETS};
 use super::Game;
 
@@ -37,17 +38,6 @@ pub enum BetSpec {
     Dice(DiceBet),
     /// A Sic Bo bet on three dice.
     Sicbo(SicboBet),
-}
-
-/// The outcome of a bet.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Settlement {
-    /// Whether the bet won.
-    pub won: bool,
-    /// Total returned to the player, stake included; 0.00 on a loss.
-    pub payout: Amount,
-    /// How the rule applied, for people: e.g. `over7: total 9 (4+5) > 7, pays 0.99×36/15`.
-    pub rule: String,
 }
 
 impl BetSpec {

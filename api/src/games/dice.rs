@@ -6,7 +6,7 @@
 //! payout is exact and anyone can recompute it.
 
 use super::amount::Amount;
-use super::bet::Settlement;
+use super::settlement::Settlement;
 
 /// A bet on the total of two dice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

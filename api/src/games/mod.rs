@@ -9,16 +9,18 @@ mod amount;
 mod bet;
 mod dice;
 mod rng;
+mod settlement;
 mod sicbo;
 
 pub use amount::Amount;
 pub use bet::{
-    example, parse_bet, valid_bet_types, BetError, BetSpec, Limits, PlacedBet, Settlement,
-    DEFAULT_AMOUNT, DEFAULT_OPERATOR_KEY, DEFAULT_PLAYER_ID, MAX_OPERATOR_KEY_CHARS,
-    MAX_PLAYER_ID_CHARS, MAX_PLAYER_SEED_CHARS,
+    example, parse_bet, valid_bet_types, BetError, BetSpec, Limits, PlacedBet, DEFAULT_AMOUNT,
+    DEFAULT_OPERATOR_KEY, DEFAULT_PLAYER_ID, MAX_OPERATOR_KEY_CHARS, MAX_PLAYER_ID_CHARS,
+    MAX_PLAYER_SEED_CHARS,
 };
 pub use dice::{DiceBet, DICE_BET_TYPES, EXACT_TARGETS};
 pub use rng::{rng_value, roll_dice, DiceRoll, DERIVATION, DICE_DERIVATION, REJECT_AT};
+pub use settlement::Settlement;
 pub use sicbo::{total_odds, SicboBet, FACES, SICBO_BET_TYPES, TOTAL_TARGETS};
 
 /// A game the service runs.

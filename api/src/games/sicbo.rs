@@ -5,7 +5,7 @@
 //! where their house edge comes from.
 
 use super::amount::Amount;
-use super::bet::Settlement;
+use super::settlement::Settlement;
 
 /// A Sic Bo bet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -3,8 +3,8 @@
 use super::schema::AcceptanceDoc;
 use super::{schema, ApiError, State};
 use crate::acceptance::{AcceptanceSigner, Place};
+use crate::clock::now_ms;
 use crate::commit::bet_leaf;
-use crate::epoch::now_ms;
 use crate::games::{self, catalog as game_catalog, parse_bet, valid_bet_types, Game};
 use crate::outcome;
 use crate::store::{BuildInstant, GameRecord, NewGame};

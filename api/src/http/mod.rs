@@ -8,6 +8,7 @@ mod epochs;
 mod error;
 mod games;
 pub mod listener;
+pub mod metrics;
 pub mod notary;
 pub mod openapi;
 mod pages;
@@ -139,7 +140,7 @@ fn finish(routes: Router<State>, state: Arc<AppState>, edge: &EdgeConfig) -> Rou
             rate_limit::limit_writes,
         ));
     }
-    let routes = routes.route_layer(axum::middleware::from_fn(crate::metrics::tag_route));
+    let routes = routes.route_layer(axum::middleware::from_fn(metrics::tag_route));
     let routes = routes
         .fallback(system::not_found)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
@@ -149,7 +150,7 @@ fn finish(routes: Router<State>, state: Arc<AppState>, edge: &EdgeConfig) -> Rou
         .fallback_service(routes)
         .layer(axum::middleware::map_response(json_errors))
         .layer(axum::middleware::from_fn(cors::public_reads))
-        .layer(axum::middleware::from_fn(crate::metrics::time_requests))
+        .layer(axum::middleware::from_fn(metrics::time_requests))
 }
 
 /// Gives every error response that is not JSON yet (axum's own 405 and 413, for instance) a

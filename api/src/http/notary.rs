@@ -17,7 +17,7 @@
 #![allow(clippy::result_large_err)]
 
 use super::{schema as doc, State};
-use crate::epoch::now_ms;
+use crate::clock::now_ms;
 use crate::notary::receipt::{self, ReceiptStatus};
 use crate::notary::schema::{self, FieldError, Schema};
 use crate::notary::settlement::{self, Prepared, PreparedKey};

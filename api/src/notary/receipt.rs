@@ -13,8 +13,8 @@
 use crate::anchor::batch::{inclusion, Subject};
 use crate::anchor::proof::{inclusion_check, inclusion_json};
 use crate::anchor::AnchorView;
+use crate::report::{check, Check};
 use crate::store::{AnchorState, ReceiptRecord, Store};
-use crate::verify::{check, Check};
 use rand::RngCore;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -230,7 +230,7 @@ pub async fn full_json(
     out["anchor"] = anchor_json;
     out["verification"] = json!({
         "verified": verified,
-        "computed_at": crate::epoch::now_ms() / 1000,
+        "computed_at": crate::clock::now_ms() / 1000,
         "checks": checks.iter().map(|c| json!({
             "name": c.name,
             "passed": c.passed,

@@ -5,7 +5,7 @@
 //! batch numbers and leaf orders are never contested.
 
 use super::{settlement, Notary};
-use crate::epoch::now_ms;
+use crate::clock::now_ms;
 use crate::store::Store;
 use std::sync::Arc;
 use std::time::Duration;

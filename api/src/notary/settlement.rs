@@ -10,7 +10,7 @@
 //! and its recovery racing each other store one receipt.
 
 use super::x402::{self, Presented, SettleError, Settled, X402};
-use crate::epoch::now_ms;
+use crate::clock::now_ms;
 use crate::store::{
     IdempotencyKey, IdempotentResponse, NewReceipt, Payment, PaymentNonce, SettlingPayment, Store,
     StoreError,

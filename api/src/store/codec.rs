@@ -95,3 +95,9 @@ pub(crate) fn signed_from(
         )),
     }
 }
+
+/// Fees are stored as decimal wei.
+pub(crate) fn parse_wei(s: &str) -> StoreResult<u128> {
+    s.parse()
+        .map_err(|_| StoreError::Corrupt(format!("anchor fee {s:?} is not a wei amount")))
+}

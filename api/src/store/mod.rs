@@ -12,11 +12,7 @@
 
 pub(crate) mod codec;
 pub mod postgres;
-mod postgres_anchor;
-mod postgres_notary;
 pub mod sqlite;
-mod sqlite_anchor;
-mod sqlite_notary;
 
 pub use crate::acceptance::{AcceptanceSigner, Signed};
 use async_trait::async_trait;

@@ -42,7 +42,7 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
     store
         .bootstrap(
             "test512",
-            vrs::epoch::now_ms(),
+            vrs::clock::now_ms(),
             &config.plan_params(rate as u64),
         )
         .await

@@ -478,7 +478,7 @@ fn instant(tag: u32) -> BuildInstant {
 }
 
 fn instant_at(tag: u32, created_at_ms: Option<i64>) -> BuildInstant {
-    let created = created_at_ms.unwrap_or_else(vrs::epoch::now_ms);
+    let created = created_at_ms.unwrap_or_else(vrs::clock::now_ms);
     Box::new(move |e: &pool::Entry| {
         let mut g = game(900_000 + tag, "dice");
         g.created_at_ms = created;
@@ -612,7 +612,7 @@ async fn acceptances_and_bound_pool_games(s: &dyn Store) {
     let pool_signer = Arc::clone(&signer);
     let build: BuildInstant = Box::new(move |e: &pool::Entry| {
         let mut g = game(700_000 + e.index as u32, "dice");
-        g.created_at_ms = vrs::epoch::now_ms();
+        g.created_at_ms = vrs::clock::now_ms();
         g.game_id = pool::game_id(e.index, &e.y);
         g.acceptance = Some(pool_signer.sign(Place::Pool(e.index), &g.leaf, g.created_at_ms));
         let r = resolution(&g.game_id);
@@ -647,14 +647,14 @@ async fn acceptances_and_bound_pool_games(s: &dyn Store) {
         "only epoch-path games resolve from it"
     );
     assert_eq!(
-        s.close_epoch(1, vrs::epoch::now_ms(), [7; 32], &crate::OPEN_ENDED)
+        s.close_epoch(1, vrs::clock::now_ms(), [7; 32], &crate::OPEN_ENDED)
             .await
             .unwrap(),
         leaves
     );
     let build: BuildInstant = Box::new(|e: &pool::Entry| {
         let mut g = game(800_000, "dice");
-        g.created_at_ms = vrs::epoch::now_ms();
+        g.created_at_ms = vrs::clock::now_ms();
         g.game_id = pool::game_id(e.index, &e.y);
         let r = resolution(&g.game_id);
         Ok((g, r))

@@ -503,7 +503,7 @@ fn a_version_1_data_dir_upgrades_in_place() {
     let l = out.proof.l.to_bytes_be();
     let mut l32 = vec![0u8; 32 - l.len()];
     l32.extend_from_slice(&l);
-    let now = vrs::epoch::now_ms();
+    let now = vrs::clock::now_ms();
     let game = vrs::store::NewGame {
         game_id: "0123456789abcdef0123456789abcdef".into(),
         request_id: "fedcba9876543210fedcba9876543210".into(),

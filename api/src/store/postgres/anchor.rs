@@ -1,11 +1,13 @@
 //! The PostgreSQL store's anchor tables (schema version 3; notary ranges since version 4): queries the `Store` methods of
-//! [`super::postgres::PgStore`] run on a pooled connection. Two leaders racing on a batch
+//! [`super::PgStore`] run on a pooled connection. Two leaders racing on a batch
 //! cannot both store it: the number and both epoch bounds are unique.
 
-use super::postgres::{corrupt, pg_err};
-use super::sqlite_anchor::parse_wei;
-use super::StoreResult;
-use super::{check_anchor_link, AnchorBatch, AnchorCounts, AnchorState, AnchorTx, StoreError};
+use super::{corrupt, pg_err};
+use crate::store::codec::parse_wei;
+use crate::store::StoreResult;
+use crate::store::{
+    check_anchor_link, AnchorBatch, AnchorCounts, AnchorState, AnchorTx, StoreError,
+};
 use tokio_postgres::{GenericClient, Row};
 
 const COLUMNS: &str = "number, first_epoch, last_epoch, pool_from, pool_to, leaves, root, \

@@ -3,8 +3,8 @@
 //! binding to an epoch's bets tree (§14, "Binding served bets").
 
 use crate::acceptance::{self, AcceptanceDoc, Place};
+use crate::report::{check, Check, Verification};
 use crate::store::{EpochStatus, GameRecord, Store};
-use crate::verify::{check, Check, Verification};
 use serde_json::{json, Value};
 use vrs_engine::merkle;
 

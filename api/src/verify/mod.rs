@@ -2,6 +2,9 @@
 //! stored as a flag. Every check an outsider would run is run here, on the same data the
 //! response hands out, so that anyone can redo it offline (docs/PROTOCOL.md, "Verifying a game").
 
+pub mod acceptance;
+pub mod pool;
+
 use crate::anchor::batch::Subject;
 use crate::anchor::proof::attach;
 use crate::anchor::AnchorView;
@@ -11,30 +14,13 @@ use crate::games::{DERIVATION, DICE_DERIVATION};
 pub use crate::group::veo_class;
 use crate::group::Group;
 use crate::outcome::{self, Outcome};
+pub use crate::report::{check, Check, Verification};
 use crate::store::{EpochRecord, GameRecord, Store};
-use crate::verify_acceptance::{add_acceptance, add_pool_binding, PublishedKeys};
+use acceptance::{add_acceptance, add_pool_binding, PublishedKeys};
 use anyhow::Context;
 use serde_json::{json, Value};
 use vrs_engine::classgroup::epoch::GROUP_PREFIX;
 use vrs_engine::merkle;
-
-/// One named check and its outcome.
-#[derive(Clone, Debug)]
-pub struct Check {
-    pub name: &'static str,
-    pub passed: bool,
-    pub detail: String,
-}
-
-/// A resolved game with its recomputed checks and the data behind them.
-#[derive(Debug)]
-pub struct Verification {
-    pub verified: bool,
-    pub checks: Vec<Check>,
-    pub proof: Value,
-    pub result: Value,
-    pub replay_steps: Vec<Value>,
-}
 
 /// What a lookup found.
 #[derive(Debug)]
@@ -73,18 +59,6 @@ pub async fn lookup(
     add_acceptance(&mut v, &game, &keys);
     attach(store, anchor, Subject::Epoch(epoch.number), &mut v).await?;
     Ok(Lookup::Resolved(Box::new(v)))
-}
-
-pub(crate) fn check(checks: &mut Vec<Check>, name: &'static str, result: Result<String, String>) {
-    let (passed, detail) = match result {
-        Ok(d) => (true, d),
-        Err(d) => (false, d),
-    };
-    checks.push(Check {
-        name,
-        passed,
-        detail,
-    });
 }
 
 /// The records an epoch's `timing` step reads besides its own: its predecessor p(e) (none for
@@ -543,7 +517,7 @@ async fn lookup_pool(
         .into_iter()
         .map(|e| e.entry)
         .collect();
-    let evidence = crate::verify_pool::PoolEvidence {
+    let evidence = pool::PoolEvidence {
         entry,
         batch,
         prev_batch,
@@ -551,7 +525,7 @@ async fn lookup_pool(
         batch_entries,
     };
     let pool_batch = evidence.batch.number;
-    let mut v = crate::verify_pool::verify_pool(&modulus, &game, &evidence);
+    let mut v = pool::verify_pool(&modulus, &game, &evidence);
     let keys = PublishedKeys::load(store).await?;
     add_pool_binding(store, &mut v, &game, &keys).await?;
     add_acceptance(&mut v, &game, &keys);

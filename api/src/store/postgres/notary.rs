@@ -13,8 +13,8 @@
 //! - An Idempotency-Key is claimed by `INSERT … ON CONFLICT DO NOTHING`: of two concurrent
 //!   claims exactly one inserts; the other reads the row under `FOR UPDATE` and decides.
 
-use super::postgres::{corrupt, next_group, pg_err, pool_err, read_committed, timed};
-use super::{
+use super::{corrupt, next_group, pg_err, pool_err, read_committed, timed};
+use crate::store::{
     ApiKey, IdempotencyClaim, IdempotencyKey, IdempotentResponse, NewReceipt, NotaryBatch,
     NotaryCounts, Payment, PaymentNonce, ReceiptRecord, SettlingPayment, StoreError, StoreResult,
 };

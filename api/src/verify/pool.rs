@@ -2,10 +2,10 @@
 //! every check recomputed from the stored entry, its batch, the batch before it and the anchor
 //! epoch, on the data the response hands out.
 
+use super::{bet_json, check, outcome_checks, outcome_steps, result_json, veo_class};
+use super::{with_interface_members, Verification};
 use crate::commit::bet_leaf;
 use crate::store::{EpochRecord, GameRecord, PoolBatch, PoolEntry};
-use crate::verify::{bet_json, check, outcome_checks, outcome_steps, result_json, veo_class};
-use crate::verify::{with_interface_members, Verification};
 use serde_json::json;
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle;

@@ -2,8 +2,8 @@
 //! keys, x402 payment nonces and Idempotency-Key records. Writes run inside the writer
 //! thread's transaction, reads on a reader connection.
 
-use super::sqlite::{hash32, unavailable};
-use super::{
+use super::{hash32, unavailable};
+use crate::store::{
     ApiKey, IdempotencyClaim, IdempotencyKey, IdempotentResponse, NewReceipt, NotaryBatch,
     NotaryCounts, Payment, PaymentNonce, ReceiptRecord, SettlingPayment, StoreError, StoreResult,
 };

@@ -1,9 +1,12 @@
 //! The embedded store's anchor tables (schema version 3): queries the `Store` methods of
-//! [`super::sqlite::SqliteStore`] run on a reader connection or inside the writer's transaction.
+//! [`super::SqliteStore`] run on a reader connection or inside the writer's transaction.
 
-use super::sqlite::{hash32, unavailable};
-use super::StoreResult;
-use super::{check_anchor_link, AnchorBatch, AnchorCounts, AnchorState, AnchorTx, StoreError};
+use super::{hash32, unavailable};
+use crate::store::codec::parse_wei;
+use crate::store::StoreResult;
+use crate::store::{
+    check_anchor_link, AnchorBatch, AnchorCounts, AnchorState, AnchorTx, StoreError,
+};
 use rusqlite::{params, Connection, OptionalExtension};
 
 const COLUMNS: &str = "number, first_epoch, last_epoch, pool_from, pool_to, leaves, root, \
@@ -185,12 +188,6 @@ pub(super) fn txs(conn: &Connection, batch: u64) -> StoreResult<Vec<AnchorTx>> {
         })
     })
     .collect()
-}
-
-/// Fees are stored as decimal wei.
-pub(super) fn parse_wei(s: &str) -> StoreResult<u128> {
-    s.parse()
-        .map_err(|_| StoreError::Corrupt(format!("anchor fee {s:?} is not a wei amount")))
 }
 
 pub(super) fn confirm(

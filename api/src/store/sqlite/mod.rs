@@ -6,11 +6,12 @@
 //! answered only after its group is durable. Reads use their own connections (WAL lets them
 //! run beside the writer) on tokio's blocking pool.
 
+mod anchor;
+mod notary;
+
 use super::codec::{
     decode_checkpoints, encode_checkpoints, join_digits, parse_combo, parse_digits, signed_from,
 };
-use super::sqlite_anchor as anchor;
-use super::sqlite_notary as notary;
 use super::{
     AcceptanceSigner, AnchorBatch, AnchorCounts, AnchorTx, ApiKey, BuildInstant, EpochInput,
     EpochOutput, EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution,
@@ -29,29 +30,35 @@ use tokio::sync::oneshot;
 
 /// Versioned migrations, applied in order; the version is the file's number.
 const MIGRATIONS: &[(i64, &str)] = &[
-    (1, include_str!("../../migrations/sqlite/0001_init.sql")),
-    (2, include_str!("../../migrations/sqlite/0002_pool.sql")),
-    (3, include_str!("../../migrations/sqlite/0003_anchor.sql")),
-    (4, include_str!("../../migrations/sqlite/0004_notary.sql")),
+    (1, include_str!("../../../migrations/sqlite/0001_init.sql")),
+    (2, include_str!("../../../migrations/sqlite/0002_pool.sql")),
+    (
+        3,
+        include_str!("../../../migrations/sqlite/0003_anchor.sql"),
+    ),
+    (
+        4,
+        include_str!("../../../migrations/sqlite/0004_notary.sql"),
+    ),
     (
         5,
-        include_str!("../../migrations/sqlite/0005_payment_recovery.sql"),
+        include_str!("../../../migrations/sqlite/0005_payment_recovery.sql"),
     ),
     (
         6,
-        include_str!("../../migrations/sqlite/0006_epoch_status.sql"),
+        include_str!("../../../migrations/sqlite/0006_epoch_status.sql"),
     ),
     (
         7,
-        include_str!("../../migrations/sqlite/0007_game_totals.sql"),
+        include_str!("../../../migrations/sqlite/0007_game_totals.sql"),
     ),
     (
         8,
-        include_str!("../../migrations/sqlite/0008_epoch_timing.sql"),
+        include_str!("../../../migrations/sqlite/0008_epoch_timing.sql"),
     ),
     (
         9,
-        include_str!("../../migrations/sqlite/0009_acceptance.sql"),
+        include_str!("../../../migrations/sqlite/0009_acceptance.sql"),
     ),
 ];
 
@@ -215,7 +222,7 @@ fn migrate(conn: &mut Connection) -> StoreResult<()> {
             .map_err(|e| StoreError::Schema(format!("migration {version}: {e}")))?;
         tx.execute(
             "INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?1, ?2)",
-            params![version, crate::epoch::now_ms()],
+            params![version, crate::clock::now_ms()],
         )
         .map_err(unavailable)?;
         tx.commit().map_err(unavailable)?;
@@ -510,7 +517,7 @@ fn serve_one(
     }
     // Bound to the open epoch's tree (docs/PROTOCOL.md §14, "Binding served bets").
     let bet_epoch = open_for_games(tx)?;
-    let now = crate::epoch::now_ms();
+    let now = crate::clock::now_ms();
     tx.prepare_cached(
         "INSERT INTO games (game_id, request_id, game, bet_type, target, combo, amount,
              player_id, player_seed, operator_key, created_at_ms, pool_index, leaf, rng_value,
@@ -575,7 +582,7 @@ fn open_for_games(tx: &Transaction<'_>) -> StoreResult<i64> {
         .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
         .map_err(unavailable)?
         .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))?;
-    super::refuse_overdue(epoch as u64, deadline, crate::epoch::now_ms())?;
+    super::refuse_overdue(epoch as u64, deadline, crate::clock::now_ms())?;
     Ok(epoch)
 }
 
@@ -1455,7 +1462,7 @@ impl Store for SqliteStore {
         let entries = entries.to_vec();
         self.write("commit_pool_batch", move |tx| {
             // The one writer thread: no bet served after this commit can predate this stamp.
-            batch.committed_at_ms = crate::epoch::now_ms();
+            batch.committed_at_ms = crate::clock::now_ms();
             let last = query_pool_batch(tx, "ORDER BY number DESC LIMIT 1", [])?;
             super::check_pool_link(last.as_ref(), &batch, &entries)?;
             tx.execute(

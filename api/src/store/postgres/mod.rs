@@ -24,11 +24,12 @@
 //! - Leadership of the epoch chain is a session advisory lock held on a dedicated connection
 //!   ([`Store::try_lead`]).
 
+mod anchor;
+mod notary;
+
 use super::codec::{
     decode_checkpoints, encode_checkpoints, join_digits, parse_combo, parse_digits,
 };
-use super::postgres_anchor as anchor;
-use super::postgres_notary as notary;
 use super::{
     AcceptanceSigner, AnchorBatch, AnchorCounts, AnchorTx, ApiKey, BuildInstant, EpochInput,
     EpochOutput, EpochRecord, EpochStatus, GameCounts, GameRecord, GameResolution,
@@ -49,25 +50,37 @@ use tokio_postgres::{NoTls, Row};
 
 /// Versioned migrations, applied in order; the version is the file's number.
 const MIGRATIONS: &[(i64, &str)] = &[
-    (1, include_str!("../../migrations/postgres/0001_init.sql")),
-    (2, include_str!("../../migrations/postgres/0002_pool.sql")),
-    (3, include_str!("../../migrations/postgres/0003_anchor.sql")),
-    (4, include_str!("../../migrations/postgres/0004_notary.sql")),
+    (
+        1,
+        include_str!("../../../migrations/postgres/0001_init.sql"),
+    ),
+    (
+        2,
+        include_str!("../../../migrations/postgres/0002_pool.sql"),
+    ),
+    (
+        3,
+        include_str!("../../../migrations/postgres/0003_anchor.sql"),
+    ),
+    (
+        4,
+        include_str!("../../../migrations/postgres/0004_notary.sql"),
+    ),
     (
         5,
-        include_str!("../../migrations/postgres/0005_payment_recovery.sql"),
+        include_str!("../../../migrations/postgres/0005_payment_recovery.sql"),
     ),
     (
         6,
-        include_str!("../../migrations/postgres/0006_game_totals.sql"),
+        include_str!("../../../migrations/postgres/0006_game_totals.sql"),
     ),
     (
         7,
-        include_str!("../../migrations/postgres/0007_epoch_timing.sql"),
+        include_str!("../../../migrations/postgres/0007_epoch_timing.sql"),
     ),
     (
         8,
-        include_str!("../../migrations/postgres/0008_acceptance.sql"),
+        include_str!("../../../migrations/postgres/0008_acceptance.sql"),
     ),
 ];
 
@@ -358,7 +371,7 @@ async fn migrate(pool: &Pool) -> StoreResult<String> {
             .map_err(|e| StoreError::Schema(format!("migration {version}: {}", describe(&e))))?;
         tx.execute(
             "INSERT INTO schema_migrations (version, applied_at_ms) VALUES ($1, $2)",
-            &[version, &crate::epoch::now_ms()],
+            &[version, &crate::clock::now_ms()],
         )
         .await
         .map_err(pg_err)?;
@@ -474,7 +487,7 @@ async fn serve_group(
             Ok((pool_entry_from_row(r)?, committed))
         })
         .collect::<StoreResult<Vec<_>>>()?;
-    let now = crate::epoch::now_ms();
+    let now = crate::clock::now_ms();
     let mut made = Vec::with_capacity(entries.len());
     for (build, (stored, committed_at)) in builds.iter().zip(&entries) {
         let (new, resolution) = build(&stored.entry).map_err(StoreError::Conflict)?;
@@ -642,7 +655,7 @@ async fn open_for_games(tx: &deadpool_postgres::Transaction<'_>) -> StoreResult<
         .map_err(pg_err)?
         .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))?;
     let epoch: i64 = open.get(0);
-    super::refuse_overdue(epoch as u64, open.get(1), crate::epoch::now_ms())?;
+    super::refuse_overdue(epoch as u64, open.get(1), crate::clock::now_ms())?;
     Ok(epoch)
 }
 
