@@ -11,6 +11,7 @@ mod cli_vdf;
 mod cli_vdf_classgroup;
 mod cli_verify;
 mod cli_verify_anchor;
+mod docs_verifier;
 mod durability;
 mod evm;
 mod fuzz;
