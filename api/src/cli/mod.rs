@@ -4,6 +4,7 @@
 pub(crate) mod audit;
 mod bench;
 mod bench_batch;
+mod epoch_record;
 mod keys;
 mod plot;
 mod progress;

@@ -14,6 +14,7 @@ pub mod openapi;
 mod pages;
 mod pool;
 pub mod rate_limit;
+mod reference;
 pub mod schema;
 mod system;
 
@@ -110,6 +111,7 @@ pub fn app(state: Arc<AppState>) -> Router {
 
 /// [`app`] guarded by `edge`.
 pub fn app_with(state: Arc<AppState>, edge: &EdgeConfig) -> Router {
+    pages::publish_reference(reference::render);
     let notary = if state.notary_separate {
         Router::new()
     } else {

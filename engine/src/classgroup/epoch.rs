@@ -14,7 +14,8 @@
 use super::bqfc::{self, decode_as};
 use super::discriminant::{Discriminant, MAX_BITS, MIN_BITS};
 use super::form::Form;
-use super::hash_prime::{get_b, B_BITS};
+use super::hash_prime::B_BITS;
+use super::wesolowski::get_b;
 use super::wesolowski::{self, Squarer};
 use crate::error::{Error, Result};
 use num_bigint::BigUint;

@@ -1,19 +1,13 @@
-//! chiavdf's `HashPrime` and `GetB`: hash-and-check primes.
+//! chiavdf's `HashPrime`: hash-and-check primes.
 //!
 //! `HashPrime(seed, length, bitmask)`: a counter `sprout`, initially the seed, is incremented as
 //! a big-endian integer of the seed's length (wrapping) before every SHA-256; the digests are
 //! concatenated and cut to `length / 8` bytes, read as a big-endian integer, the bits in
 //! `bitmask` and bit 0 are set, and the first candidate that passes chiavdf's primality test
 //! ([`is_probable_prime`](super::primality::is_probable_prime)) is the answer.
-//!
-//! `GetB(D, x, y)` = `HashPrime(serialize(x) ‖ serialize(y), 264, {263})` with the 100-byte
-//! compressed encodings of the reduced forms ([`bqfc`](super::bqfc)).
+//! (`GetB`, the Wesolowski challenge built on it, is in [`super::wesolowski`].)
 
-use super::bqfc;
-use super::discriminant::Discriminant;
-use super::form::Form;
 use super::primality::is_probable_prime;
-use crate::error::{Error, Result};
 use num_bigint::BigUint;
 use sha2::{Digest, Sha256};
 
@@ -58,12 +52,4 @@ pub(crate) fn hash_prime(seed: &[u8], length: u32, bitmask: &[u32]) -> Option<Bi
             return Some(p);
         }
     }
-}
-
-/// chiavdf's `GetB(D, x, y)`: the challenge prime for x → y.
-pub fn get_b(d: &Discriminant, x: &Form, y: &Form) -> Result<BigUint> {
-    let mut seed = bqfc::encode(d, x)?;
-    seed.extend_from_slice(&bqfc::encode(d, y)?);
-    hash_prime(&seed, B_BITS, &[B_BITS - 1])
-        .ok_or_else(|| Error::BadDiscriminant("GetB found no prime".into()))
 }

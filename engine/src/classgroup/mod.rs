@@ -36,8 +36,9 @@ mod wesolowski;
 pub use discriminant::{Discriminant, FORM_SIZE, MAX_BITS, MIN_BITS};
 pub use fast_forms::FastFormSquarer;
 pub use form::{xgcd_partial, Form};
-pub use hash_prime::{get_b, B_BITS};
+pub use hash_prime::B_BITS;
 pub use primality::is_probable_prime;
+pub use wesolowski::get_b;
 pub use wesolowski::{
     approximate_parameters, prove, prove_encoded, prove_with_replay, verify, verify_encoded,
     verify_replay, Proved, ReferenceSquarer, Squarer,

@@ -13,7 +13,7 @@ use super::bqfc::{self, decode_as};
 use super::discriminant::Discriminant;
 use super::fast::FastComposer;
 use super::form::{self, Form};
-use super::hash_prime::get_b;
+use super::hash_prime::{hash_prime, B_BITS};
 use crate::error::{Error, Result};
 use num_bigint::BigUint;
 use num_traits::ToPrimitive;
@@ -219,6 +219,15 @@ pub fn prove_encoded(
 
 /// ⌊2^k · (2^(T − k(i+1)) mod B) / B⌋: the k-bit window i of ⌊2^T/B⌋ counted from the top
 /// (chiavdf's `GetBlock`): the definition [`blocks`] computes all at once, kept for its test.
+/// chiavdf's `GetB(D, x, y)`: the challenge prime for x → y, `HashPrime(bqfc(x) ‖ bqfc(y), 264,
+/// {263})` over the 100-byte compressed encodings of the reduced forms.
+pub fn get_b(d: &Discriminant, x: &Form, y: &Form) -> Result<BigUint> {
+    let mut seed = bqfc::encode(d, x)?;
+    seed.extend_from_slice(&bqfc::encode(d, y)?);
+    hash_prime(&seed, B_BITS, &[B_BITS - 1])
+        .ok_or_else(|| Error::BadDiscriminant("GetB found no prime".into()))
+}
+
 #[cfg(test)]
 fn get_block(i: u64, k: u64, t: u64, b: &BigUint) -> usize {
     let e = t - k * (i + 1);

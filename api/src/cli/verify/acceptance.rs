@@ -4,7 +4,7 @@
 
 use super::{step, Fetch, Step, Verdict};
 use crate::acceptance::{AcceptanceDoc, Place};
-use crate::cli::audit;
+use crate::cli::epoch_record as record;
 use crate::commit::{parse_leaf, LEAF_FIELD_NAMES};
 use crate::group::{Group, SeedRule};
 use anyhow::Context;
@@ -129,7 +129,7 @@ struct PublishedTree {
     bets_root: Option<Hash>,
     bet_count: u64,
     /// The full record once resolved (`Err`: resolved, yet not a decodable record).
-    resolved: Option<Result<audit::Epoch, String>>,
+    resolved: Option<Result<record::Epoch, String>>,
 }
 
 fn fetch_tree(fetch: &dyn Fetch, server: &str, e: u64) -> anyhow::Result<Option<PublishedTree>> {
@@ -147,7 +147,7 @@ fn fetch_tree(fetch: &dyn Fetch, server: &str, e: u64) -> anyhow::Result<Option<
         bets_root: body["bets_root"].as_str().and_then(hash),
         bet_count: body["bet_count"].as_u64().unwrap_or(0),
         resolved: (body["status"] == "resolved")
-            .then(|| audit::decode(&body).map_err(|e| format!("{e:#}"))),
+            .then(|| record::decode(&body).map_err(|e| format!("{e:#}"))),
     }))
 }
 
@@ -193,7 +193,7 @@ fn in_tree(tree: &PublishedTree, e: u64, leaf_hash: &Hash, group: &str) -> Verdi
 }
 
 /// The bets root is inside x_e (from the epoch's committed fields) and y_e passes its proof.
-fn bound_into_output(rec: &audit::Epoch, group: &str) -> Result<String, String> {
+fn bound_into_output(rec: &record::Epoch, group: &str) -> Result<String, String> {
     let group = Group::by_name(group).map_err(|e| format!("{e:#}"))?;
     let rule = match &rec.committed {
         Some((timing, nonce)) => SeedRule::V2 { nonce, timing },
@@ -403,7 +403,10 @@ fn stored_as_signed(proof: &Value, doc: &AcceptanceDoc, what: &str) -> Verdict {
 mod tests {
     use super::*;
 
-    fn tree(status: &str, resolved: Option<Result<audit::Epoch, String>>) -> (PublishedTree, Hash) {
+    fn tree(
+        status: &str,
+        resolved: Option<Result<record::Epoch, String>>,
+    ) -> (PublishedTree, Hash) {
         let leaves: Vec<Hash> = [b"a", b"b", b"c"]
             .iter()
             .map(|l| merkle::leaf_hash(*l))
