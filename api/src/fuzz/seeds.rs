@@ -369,9 +369,17 @@ fn cli(h: &Harness, out: &mut Vec<Seed>) -> Result<(), String> {
     let id = &h.epoch_game;
     let verify_path = format!("/api/v1/verify/{id}");
     let verified = ok(&verify_path)?;
+    // The game's own epoch as published (vrs verify's epoch_record).
+    let own_path = format!(
+        "/api/v1/epochs/{}",
+        verified["proof"]["vdfEpoch"]
+            .as_u64()
+            .ok_or("the epoch game names no epoch")?
+    );
+    let own = ok(&own_path)?;
     let epoch_input = |v: &Value, rpc: bool| {
         json!({"game_id": id, "rpc": rpc, "require_anchor": rpc,
-               "answers": {&verify_path: v, "/": info}})
+               "answers": {&verify_path: v, &own_path: own, "/": info}})
     };
     out.push(seed(
         "verify_response",
@@ -401,11 +409,12 @@ fn cli(h: &Harness, out: &mut Vec<Seed>) -> Result<(), String> {
         .as_u64()
         .ok_or("the later game names no epoch")?;
     let previous = format!("/api/v1/epochs/{}", e.saturating_sub(1));
+    let own = format!("/api/v1/epochs/{e}");
     out.push(seed(
         "verify_response",
         "later-game",
         json!({"game_id": h.later_game, "answers": {
-            &later_path: later, &previous: ok(&previous)?, "/": info,
+            &later_path: later, &previous: ok(&previous)?, &own: ok(&own)?, "/": info,
         }})
         .to_string(),
     ));
