@@ -10,6 +10,7 @@ pub mod config;
 pub mod epoch;
 /// Fuzz entry points (the fuzz/ crate and tests/integration/fuzz.rs): not an interface.
 #[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzz;
 pub mod games;
 pub mod group;

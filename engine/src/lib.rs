@@ -22,6 +22,7 @@ pub mod classgroup;
 pub mod epoch;
 pub mod error;
 #[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzz;
 pub mod group;
 pub mod hash;

@@ -14,6 +14,7 @@ mod cli_verify_anchor;
 mod docs_verifier;
 mod durability;
 mod evm;
+#[cfg(feature = "fuzzing")]
 mod fuzz;
 mod http_errors;
 mod independent;

@@ -9,6 +9,7 @@ mod batch_gpu;
 mod batch_simd;
 mod batch_support;
 mod chiavdf;
+#[cfg(feature = "fuzzing")]
 mod fuzz;
 mod vectors;
 mod wesolowski;
