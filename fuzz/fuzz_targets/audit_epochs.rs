@@ -1,11 +1,11 @@
-//! `vrs::fuzz::audit_epochs`.
+//! `vrs_testkit::fuzz::audit_epochs`.
 //! docs/OPERATIONS.md, "Fuzzing the decoders".
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(e) = vrs::fuzz::audit_epochs(data) {
+    if let Err(e) = vrs_testkit::fuzz::audit_epochs(data) {
         panic!("{e}");
     }
 });

@@ -1,12 +1,12 @@
-//! `vrs::fuzz::notarize_body` through the real router.
+//! `vrs_testkit::fuzz::notarize_body` through the real router.
 //! docs/OPERATIONS.md, "Fuzzing the decoders".
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let h = vrs::fuzz::Harness::shared().expect("the service starts in process");
-    if let Err(e) = vrs::fuzz::notarize_body(h, data) {
+    let h = vrs_testkit::fuzz::Harness::shared().expect("the service starts in process");
+    if let Err(e) = vrs_testkit::fuzz::notarize_body(h, data) {
         panic!("{e}");
     }
 });

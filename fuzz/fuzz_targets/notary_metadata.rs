@@ -1,11 +1,11 @@
-//! `vrs::fuzz::notary_metadata`.
+//! `vrs_testkit::fuzz::notary_metadata`.
 //! docs/OPERATIONS.md, "Fuzzing the decoders".
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(e) = vrs::fuzz::notary_metadata(data) {
+    if let Err(e) = vrs_testkit::fuzz::notary_metadata(data) {
         panic!("{e}");
     }
 });

@@ -1,11 +1,11 @@
-//! `vrs::fuzz::store_codec`.
+//! `vrs_testkit::fuzz::store_codec`.
 //! docs/OPERATIONS.md, "Fuzzing the decoders".
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(e) = vrs::fuzz::store_codec(data) {
+    if let Err(e) = vrs_testkit::fuzz::store_codec(data) {
         panic!("{e}");
     }
 });

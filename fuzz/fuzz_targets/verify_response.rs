@@ -1,11 +1,11 @@
-//! `vrs::fuzz::verify_response`.
+//! `vrs_testkit::fuzz::verify_response`.
 //! docs/OPERATIONS.md, "Fuzzing the decoders".
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(e) = vrs::fuzz::verify_response(data) {
+    if let Err(e) = vrs_testkit::fuzz::verify_response(data) {
         panic!("{e}");
     }
 });

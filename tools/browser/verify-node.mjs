@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The in-browser verifier's core (api/assets/vrs-verify.mjs) run in Node, without a browser:
+// The in-browser verifier's core (http/assets/vrs-verify.mjs) run in Node, without a browser:
 //
 //   node tools/browser/verify-node.mjs <base_url> <game_id>
 //
@@ -8,7 +8,7 @@
 // {"game_id", "status": "error", "error_kind", "error"}. Exit status 0 when verified, 1 when a
 // check failed, 2 on an error (unknown or pending game, network, usage).
 
-import { verifyGame, VerifyError } from "../../api/assets/vrs-verify.mjs";
+import { verifyGame, VerifyError } from "../../http/assets/vrs-verify.mjs";
 
 const args = process.argv.slice(2);
 if (args.length !== 2) {

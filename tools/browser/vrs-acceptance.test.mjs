@@ -1,4 +1,4 @@
-// Offline tests of the verifier core's protocol-version-2 checks (api/assets/vrs-verify.mjs):
+// Offline tests of the verifier core's protocol-version-2 checks (http/assets/vrs-verify.mjs):
 // Ed25519 (RFC 8032 §5.1.7, strict) against RFC 8032 §7.1's vectors and node:crypto, the signed
 // acceptance of PROTOCOL.md §11 ("Signed acceptance"), and a pool-served game end to end with
 // its `pool_bet_inclusion` (§14, "Binding served bets") and `acceptance` steps.
@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createPublicKey, generateKeyPairSync, randomBytes, sign, verify } from "node:crypto";
-import * as v from "../../api/assets/vrs-verify.mjs";
+import * as v from "../../http/assets/vrs-verify.mjs";
 
 const unhex = (h) => Uint8Array.from(Buffer.from(h, "hex"));
 const hex = (b) => Buffer.from(b).toString("hex");
@@ -194,7 +194,7 @@ test("acceptance message: the 67-byte layout of PROTOCOL.md §11", () => {
       "11".repeat(32) + // leaf_hash
       "0000018bcfe5687b", // u64(1 700 000 000 123)
   );
-  // api/src/acceptance.rs's own layout test, byte for byte.
+  // protocol/src/acceptance.rs's own layout test, byte for byte.
   const pool = v.acceptanceMessage(v.ACCEPTANCE_KIND.pool, 7, new Uint8Array(32).fill(0xab), 1000);
   assert.equal(pool[0], 17);
   assert.equal(Buffer.from(pool.subarray(1, 18)).toString(), "vrs/v2/acceptance");

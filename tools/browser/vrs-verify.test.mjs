@@ -1,7 +1,7 @@
-// Offline self-tests of the in-browser verifier's core (api/assets/vrs-verify.mjs), against the
+// Offline self-tests of the in-browser verifier's core (http/assets/vrs-verify.mjs), against the
 // documents alone: the test vectors of docs/test-vectors/rsa2048.json (PROTOCOL.md §9), the
 // worked examples of GAMES.md §6, known Baillie-PSW pseudoprimes (PROTOCOL.md §5) and RFC 6962
-// trees; and of its class-group part (api/assets/vrs-classgroup.mjs) against chiavdf 1.2.0's own
+// trees; and of its class-group part (http/assets/vrs-classgroup.mjs) against chiavdf 1.2.0's own
 // answers (engine/src/classgroup/testdata/chiavdf-1.2.0.json, and an epoch proved by chiavdf
 // below). No server, no browser, no dependency: `node --test tools/browser/vrs-verify.test.mjs`.
 
@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { createHash, generateKeyPairSync, sign } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import * as v from "../../api/assets/vrs-verify.mjs";
-import * as cg from "../../api/assets/vrs-classgroup.mjs";
+import * as v from "../../http/assets/vrs-verify.mjs";
+import * as cg from "../../http/assets/vrs-classgroup.mjs";
 
 const root = new URL("../../", import.meta.url);
 const readJson = async (path) => JSON.parse(await readFile(fileURLToPath(new URL(path, root)), "utf8"));

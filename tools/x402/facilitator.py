@@ -4,7 +4,7 @@
 facilitator side for x402 v2 and v1 (`ExactEvmFacilitatorScheme`, `ExactEvmSchemeV1`) and its
 web3.py signer (`FacilitatorWeb3Signer`), which settles by sending EIP-3009
 `transferWithAuthorization` from the given key to the given node. For the notary's
-facilitator test (api/tests/integration/x402_facilitator.rs) and for trying a test network by
+facilitator test (vrs/tests/integration/x402_facilitator.rs) and for trying a test network by
 hand; nothing here is specific to vrs.
 
     facilitator.py --rpc URL --key HEXKEY [--host 127.0.0.1] [--port 0]

@@ -1,0 +1,602 @@
+//! The notary endpoints (interface §4.4, docs/PROTOCOL.md §17): schemas, status, receipts,
+//! and `POST /v1/notarize` with its order of checks:
+//!
+//! 1. the body and the Idempotency-Key's spelling (400 naming the field; 404 for a game result
+//!    naming no game) — nobody pays for a request that cannot succeed;
+//! 2. who pays: a Bearer API key (401 when wrong or revoked), else an x402 payment whose
+//!    signature is checked here (402 when it is not good), else 402 with the requirements;
+//! 3. the Idempotency-Key, scoped to the key or the payer: replay (same body), 422 (another
+//!    body), 409 (the first is still running);
+//! 4. for x402: requirements, the nonce (recorded before settling), settlement (402 on any
+//!    failure, nothing stored);
+//! 5. the receipt, committed with the key's usage or the settled payment and the stored
+//!    answer of the Idempotency-Key, before the 202.
+//!
+//! Steps 1 and 2 parse the request; the game-result check and steps 3 to 5 are the service's
+//! use case (`vrs_service::notary::notarize`); this module turns its outcome into the answer.
+
+// Helpers return the finished error response as their `Err`: built at most once per request,
+// so its size does not matter.
+#![allow(clippy::result_large_err)]
+
+use super::{schema as doc, State};
+use axum::body::Bytes;
+use axum::extract::{Path, State as AxState};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use vrs_chain::x402;
+use vrs_protocol::notary::schema::{self, FieldError, Schema};
+use vrs_service::notary::keys;
+use vrs_service::notary::notarize::{self, GameResultRefused, Notarized, Payer, Refused, Request};
+use vrs_service::notary::receipt;
+use vrs_store::{IdempotentResponse, StoreError};
+
+/// Longest Idempotency-Key accepted.
+pub const IDEMPOTENCY_KEY_MAX: usize = 255;
+
+fn error(status: StatusCode, body: Value) -> Response {
+    (status, Json(body)).into_response()
+}
+
+fn field_error(e: FieldError) -> Response {
+    error(
+        StatusCode::BAD_REQUEST,
+        json!({ "error": e.message, "field": e.field }),
+    )
+}
+
+fn unavailable(e: impl std::fmt::Display) -> Response {
+    tracing::warn!(detail = %e, "notary: database unavailable");
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        json!({ "error": "the database is unavailable; retry shortly" }),
+    )
+}
+
+fn store_error(e: StoreError) -> Response {
+    match e {
+        StoreError::Unavailable(m) => unavailable(m),
+        other => {
+            tracing::error!(error = %other, "notary: store error");
+            error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                json!({ "error": "internal error" }),
+            )
+        }
+    }
+}
+
+/// The notary's base URL as this request reached it (receipt URLs are absolute).
+fn base_url(headers: &HeaderMap) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| {
+            !h.is_empty()
+                && h.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+        });
+    let scheme = match headers
+        .get("x-forwarded-proto")
+        .and_then(|h| h.to_str().ok())
+    {
+        Some("https") => "https",
+        _ => "http",
+    };
+    host.map_or_else(String::new, |h| format!("{scheme}://{h}"))
+}
+
+/// The notary's schemas
+///
+/// What each schema's payload hash is a digest of, and the rules of its metadata.
+#[utoipa::path(
+    get,
+    path = "/v1/notarize/schemas",
+    tag = "notary",
+    responses((status = 200, description = "The schemas", body = doc::NotarySchemas))
+)]
+pub async fn schemas() -> Json<Value> {
+    Json(json!({
+        "schemas": schema::ALL.iter().map(|s| s.describe()).collect::<Vec<_>>(),
+    }))
+}
+
+/// Notary status, price and payment methods
+#[utoipa::path(
+    get,
+    path = "/v1/notarize/status",
+    tag = "notary",
+    responses(
+        (status = 200, description = "Status", body = doc::NotaryStatus),
+        (status = 503, description = "The database is unavailable", body = doc::ErrorBody),
+    )
+)]
+pub async fn status(AxState(state): AxState<State>) -> Response {
+    let counts = match state.store.notary_counts().await {
+        Ok(c) => c,
+        Err(e) => return store_error(e),
+    };
+    let anchor = state.anchor.status.snapshot();
+    let anchored = match state.store.anchor_counts().await {
+        Ok(c) => c.last_confirmed.map(|b| b.notary_to.saturating_sub(1)),
+        Err(e) => return store_error(e),
+    };
+    let notary = &state.notary;
+    let price = notary.x402.as_ref().map(|x| {
+        let c = &x.config;
+        json!({
+            "amount": c.amount.to_string(),
+            "decimals": c.decimals,
+            "display": c.display_price(),
+            "asset": c.asset.to_checksum(None),
+            "asset_name": c.asset_name,
+            "network": c.network,
+            "network_v1": c.network_v1,
+            "pay_to": c.pay_to.to_checksum(None),
+        })
+    });
+    Json(json!({
+        "service": "vrs notary",
+        "status": "operational",
+        "receipts": counts.receipts,
+        "pending": counts.pending,
+        "batch_interval_ms": notary.batch_every.as_millis() as u64,
+        "last_batch": counts.last_batch.as_ref().map(|b| json!({
+            "number": b.number,
+            "size": b.size,
+            "root": hex::encode(b.root),
+            "sealed_at": b.created_at_ms / 1000,
+        })),
+        "anchoring": {
+            "enabled": anchor.enabled,
+            "state": anchor.state,
+            "chain": state.anchor.chain_name,
+            "chain_id": state.anchor.chain_id,
+            "anchored_through_batch": anchored.filter(|n| *n > 0),
+        },
+        "price": price,
+        "payment_methods": notary.methods(),
+        "x402": notary.x402.as_ref().map(|x| json!({
+            "versions": [2, 1],
+            "scheme": "exact",
+            "settlement": x.settles_via(),
+            "headers": {
+                "v2": {"required": "PAYMENT-REQUIRED", "payment": "PAYMENT-SIGNATURE", "response": "PAYMENT-RESPONSE"},
+                "v1": {"payment": "X-PAYMENT", "response": "X-PAYMENT-RESPONSE"},
+            },
+        })),
+        "api_keys": {"header": "Authorization: Bearer <key>", "issued_by": "vrs keys create --name NAME"},
+    }))
+    .into_response()
+}
+
+/// A receipt
+///
+/// Its status, Merkle proof, anchor, and checks recomputed from the stored data at this
+/// request.
+#[utoipa::path(
+    get,
+    path = "/v1/notarize/{receipt_id}",
+    tag = "notary",
+    params(("receipt_id" = String, Path, description = "The receipt's id")),
+    responses(
+        (status = 200, description = "The receipt", body = doc::Receipt),
+        (status = 404, description = "No such receipt", body = doc::ReceiptNotFound),
+        (status = 503, description = "The database is unavailable", body = doc::ErrorBody),
+    )
+)]
+pub async fn receipt(
+    AxState(state): AxState<State>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let not_found = || {
+        error(
+            StatusCode::NOT_FOUND,
+            json!({ "error": format!("receipt {id} not found"), "receipt_id": id }),
+        )
+    };
+    if !receipt::is_receipt_id(&id) {
+        return not_found();
+    }
+    let r = match state.store.receipt(&id).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return not_found(),
+        Err(e) => return store_error(e),
+    };
+    match receipt::full_json(state.store.as_ref(), &state.anchor, &r, &base_url(&headers)).await {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => match e.downcast::<StoreError>() {
+            Ok(se) => store_error(se),
+            Err(e) => {
+                tracing::error!(error = %format!("{e:#}"), "notary: receipt");
+                error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    json!({ "error": "internal error" }),
+                )
+            }
+        },
+    }
+}
+
+async fn parse_request(state: &State, body: &[u8]) -> Result<Request, Response> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        field_error(FieldError::new(
+            "body",
+            format!("the body must be a JSON object: {e}"),
+        ))
+    })?;
+    let Value::Object(obj) = &value else {
+        return Err(field_error(FieldError::new(
+            "body",
+            format!(
+                "the body must be a JSON object, not {}",
+                schema::kind(&value)
+            ),
+        )));
+    };
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["schema", "payload_hash", "metadata"].contains(&k.as_str()))
+    {
+        return Err(error(
+            StatusCode::BAD_REQUEST,
+            json!({
+                "error": format!("unknown member {k:?}; the body has schema, payload_hash and metadata"),
+                "field": k,
+            }),
+        ));
+    }
+    let ids: Vec<&str> = schema::ALL.iter().map(|s| s.id()).collect();
+    let schema = match obj.get("schema") {
+        Some(Value::String(s)) => Schema::parse(s).ok_or_else(|| {
+            error(
+                StatusCode::BAD_REQUEST,
+                json!({
+                    "error": format!("unknown schema {s:?}; see GET /v1/notarize/schemas"),
+                    "field": "schema",
+                    "valid_schemas": ids,
+                }),
+            )
+        })?,
+        other => {
+            return Err(error(
+                StatusCode::BAD_REQUEST,
+                json!({
+                    "error": match other {
+                        None => "schema is required".to_owned(),
+                        Some(v) => format!("schema must be a string, not {}", schema::kind(v)),
+                    },
+                    "field": "schema",
+                    "valid_schemas": ids,
+                }),
+            ))
+        }
+    };
+    let payload_hash = match obj.get("payload_hash") {
+        Some(Value::String(s)) => schema::parse_payload_hash(s).map_err(field_error)?,
+        None => {
+            return Err(field_error(FieldError::new(
+                "payload_hash",
+                "payload_hash is required",
+            )))
+        }
+        Some(v) => {
+            return Err(field_error(FieldError::new(
+                "payload_hash",
+                format!("payload_hash must be a string, not {}", schema::kind(v)),
+            )))
+        }
+    };
+    let metadata = schema::canonical_metadata(obj.get("metadata")).map_err(field_error)?;
+    if schema == Schema::GameResult {
+        check_game_result(state, &payload_hash, obj.get("metadata")).await?;
+    }
+    let canonical = vrs_protocol::notary::jcs::canonical(&value).unwrap_or_default();
+    Ok(Request {
+        schema,
+        payload_hash,
+        metadata,
+        hash: Sha256::digest(canonical.as_bytes()).into(),
+    })
+}
+
+/// `vrs-game-result`: the game exists, is resolved, and its result hash is the payload hash.
+async fn check_game_result(
+    state: &State,
+    payload_hash: &[u8; 32],
+    metadata: Option<&Value>,
+) -> Result<(), Response> {
+    let Some(game_id) = metadata
+        .and_then(|m| m.get("game_id"))
+        .and_then(Value::as_str)
+    else {
+        return Err(field_error(FieldError::new(
+            "metadata.game_id",
+            "schema vrs-game-result needs metadata.game_id, the id of a resolved game",
+        )));
+    };
+    notarize::check_game_result(state.store.as_ref(), game_id, payload_hash)
+        .await
+        .map_err(|e| match e {
+            GameResultRefused::NotFound => error(
+                // 404, not 400: the body is well formed, the game it names does not exist.
+                StatusCode::NOT_FOUND,
+                json!({ "error": format!("game {game_id} not found"), "field": "metadata.game_id" }),
+            ),
+            GameResultRefused::NotResolved => field_error(FieldError::new(
+                "metadata.game_id",
+                format!("game {game_id} is not resolved yet; notarize it once it is"),
+            )),
+            GameResultRefused::OtherHash(expected) => field_error(FieldError::new(
+                "payload_hash",
+                format!(
+                    "payload_hash is not game {game_id}'s result hash ({})",
+                    hex::encode(expected)
+                ),
+            )),
+            GameResultRefused::Store(e) => store_error(e),
+        })
+}
+
+fn unauthorized(message: &str, error_code: &str) -> Response {
+    let mut res = error(StatusCode::UNAUTHORIZED, json!({ "error": message }));
+    if let Ok(v) = HeaderValue::from_str(&format!(
+        "Bearer realm=\"vrs-notary\", error=\"{error_code}\""
+    )) {
+        res.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    res
+}
+
+/// 402 with what to pay (or 401 where payments are not configured).
+fn payment_required(state: &State, headers: &HeaderMap, reason: &str) -> Response {
+    let Some(x) = &state.notary.x402 else {
+        return unauthorized(
+            &format!("{reason}; this service takes API keys only (Authorization: Bearer <key>)"),
+            "invalid_request",
+        );
+    };
+    let resource = format!("{}/v1/notarize", base_url(headers));
+    let (header_value, mut body) = x402::payment_required(&x.config, &resource, reason);
+    body["payment_methods"] = json!(state.notary.methods());
+    let mut res = error(StatusCode::PAYMENT_REQUIRED, body);
+    if let Ok(v) = HeaderValue::from_str(&header_value) {
+        res.headers_mut()
+            .insert(HeaderName::from_static(x402::HEADER_REQUIRED), v);
+    }
+    res
+}
+
+async fn identify(state: &State, headers: &HeaderMap) -> Result<Payer, Response> {
+    if let Some(auth) = headers.get(header::AUTHORIZATION) {
+        let text = auth.to_str().unwrap_or_default().trim();
+        let key = match text.split_once(' ') {
+            Some((scheme, key)) if scheme.eq_ignore_ascii_case("bearer") => key.trim(),
+            _ => {
+                return Err(unauthorized(
+                    "the Authorization header must be \"Bearer <API key>\"",
+                    "invalid_request",
+                ))
+            }
+        };
+        return match keys::authenticate(state.store.as_ref(), key).await {
+            Ok(Ok(k)) => Ok(Payer::Key(k)),
+            Ok(Err(keys::KeyRefused::Revoked)) => Err(unauthorized(
+                "this API key has been revoked",
+                "invalid_token",
+            )),
+            Ok(Err(keys::KeyRefused::Unknown)) => {
+                Err(unauthorized("unknown API key", "invalid_token"))
+            }
+            Err(e) => Err(store_error(e)),
+        };
+    }
+    let v2 = headers
+        .get(x402::HEADER_SIGNATURE)
+        .map(|v| v.to_str().unwrap_or_default());
+    let v1 = headers
+        .get(x402::HEADER_V1_PAYMENT)
+        .map(|v| v.to_str().unwrap_or_default());
+    if v2.is_none() && v1.is_none() {
+        return Err(payment_required(
+            state,
+            headers,
+            "payment required: send an API key (Authorization: Bearer <key>) or an x402 payment \
+             (PAYMENT-SIGNATURE, or X-PAYMENT for x402 v1)",
+        ));
+    }
+    let Some(x) = &state.notary.x402 else {
+        return Err(payment_required(
+            state,
+            headers,
+            "x402 payments are not accepted here",
+        ));
+    };
+    match x402::decode(&x.config, v2, v1) {
+        Ok(Some(p)) => Ok(Payer::X402(Box::new(p))),
+        Ok(None) => Err(payment_required(state, headers, "payment required")),
+        Err(r) => Err(payment_required(state, headers, &r.0)),
+    }
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Response> {
+    let Some(v) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let bad = |why: &str| {
+        field_error(FieldError::new(
+            "Idempotency-Key",
+            format!(
+                "Idempotency-Key {why}; use 1 to {IDEMPOTENCY_KEY_MAX} printable ASCII characters"
+            ),
+        ))
+    };
+    let text = v.to_str().map_err(|_| bad("is not ASCII"))?;
+    if text.is_empty() {
+        return Err(bad("is empty"));
+    }
+    if text.len() > IDEMPOTENCY_KEY_MAX {
+        return Err(bad(&format!("is {} characters long", text.len())));
+    }
+    if !text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Err(bad("holds a control character"));
+    }
+    Ok(Some(text.to_owned()))
+}
+
+/// The stored answer of an Idempotency-Key, replayed as it was.
+fn replay(stored: &IdempotentResponse) -> Response {
+    let saved: Value = serde_json::from_str(&stored.response).unwrap_or(Value::Null);
+    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::ACCEPTED);
+    let mut res = error(status, saved.get("body").cloned().unwrap_or(Value::Null));
+    if let Some(Value::Object(h)) = saved.get("headers") {
+        for (name, value) in h {
+            if let (Ok(n), Some(Ok(v))) = (
+                HeaderName::try_from(name.as_str()),
+                value.as_str().map(HeaderValue::from_str),
+            ) {
+                res.headers_mut().insert(n, v);
+            }
+        }
+    }
+    res.headers_mut().insert(
+        HeaderName::from_static("idempotent-replayed"),
+        HeaderValue::from_static("true"),
+    );
+    res
+}
+
+/// Notarize a payload hash
+///
+/// Paid per request: a Bearer API key, or an x402 payment (without one, 402 says what to pay).
+/// An `Idempotency-Key` header makes retries safe: the same key and body get the first answer
+/// again, never a second charge. 202 means the receipt is stored durably.
+#[utoipa::path(
+    post,
+    path = "/v1/notarize",
+    tag = "notary",
+    params(("Idempotency-Key" = Option<String>, Header, nullable = false, min_length = 1,
+        max_length = 255, pattern = "^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$",
+        description = "1 to 255 printable ASCII characters; scoped to the API key or the payer")),
+    request_body(content = doc::NotarizeRequest, content_type = "application/json",
+        example = json!({"schema": "sha256", "payload_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "metadata": {"name": "report.pdf"}})),
+    security(("api_key" = []), ("x402" = [])),
+    responses(
+        (status = 202, description = "The receipt, stored", body = doc::Receipt),
+        (status = 400, description = "An invalid body member or header (named in `field`)", body = doc::FieldErrorBody),
+        (status = 401, description = "A wrong or revoked API key", body = doc::ErrorBody),
+        (status = 402, description = "Payment required, or the payment was refused", body = doc::PaymentRequired,
+            headers(("PAYMENT-REQUIRED" = String, description = "x402 v2 requirements, base64 JSON"))),
+        (status = 404, description = "vrs-game-result: metadata.game_id names no game", body = doc::FieldErrorBody),
+        (status = 409, description = "A request with this Idempotency-Key is still running", body = doc::FieldErrorBody),
+        (status = 413, description = "Body over 16 KiB", body = doc::ErrorBody),
+        (status = 422, description = "This Idempotency-Key was used with another body", body = doc::FieldErrorBody),
+        (status = 503, description = "The database is unavailable", body = doc::ErrorBody),
+    )
+)]
+pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: Bytes) -> Response {
+    let request = match parse_request(&state, &body).await {
+        Ok(r) => r,
+        Err(res) => return res,
+    };
+    // Its spelling is checked with the body, before anyone is asked to pay.
+    let key = match idempotency_key(&headers) {
+        Ok(k) => k,
+        Err(res) => return res,
+    };
+    let payer = match identify(&state, &headers).await {
+        Ok(p) => p,
+        Err(res) => return res,
+    };
+    let done = notarize::notarize(
+        Arc::clone(&state.store),
+        Arc::clone(&state.notary),
+        base_url(&headers),
+        request,
+        payer,
+        key,
+    )
+    .await;
+    match done {
+        Notarized::Receipted(r) => {
+            let mut res = error(StatusCode::ACCEPTED, r.body);
+            for (name, value) in r.headers {
+                if let Ok(v) = HeaderValue::from_str(&value) {
+                    res.headers_mut().insert(HeaderName::from_static(name), v);
+                }
+            }
+            res
+        }
+        Notarized::Replay(stored) => replay(&stored),
+        Notarized::KeyReused => error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            json!({
+                "error": "this Idempotency-Key was used with a different request body; \
+                          use a new key for a new request",
+                "field": "Idempotency-Key",
+            }),
+        ),
+        Notarized::KeyInFlight => error(
+            StatusCode::CONFLICT,
+            json!({
+                "error": "a request with this Idempotency-Key is still being processed; \
+                          retry shortly to get its answer",
+                "field": "Idempotency-Key",
+            }),
+        ),
+        Notarized::Refused(r) => refused(&state, &headers, r),
+    }
+}
+
+/// The answer to a notarization that got no receipt.
+fn refused(state: &State, headers: &HeaderMap, r: Refused) -> Response {
+    match r {
+        Refused::PaymentRequired(reason) => payment_required(state, headers, &reason),
+        Refused::SettlementRefused {
+            reason,
+            header: (name, value),
+        } => {
+            let mut res = payment_required(state, headers, &reason);
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                res.headers_mut().insert(HeaderName::from_static(name), v);
+            }
+            res
+        }
+        Refused::Unconfirmed { why, receipt_id } => {
+            let mut res = error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({
+                    "error": format!(
+                        "your payment was sent but its settlement is not confirmed yet ({why}). \
+                         Do not pay again: if it settles, receipt {receipt_id} is stored within \
+                         about {} s; retry with the same Idempotency-Key to get it",
+                        state.notary.recover_after.as_secs() + 30
+                    ),
+                    "receipt_id": receipt_id,
+                }),
+            );
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(30u32));
+            res
+        }
+        Refused::PaidNotStored { receipt_id } => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({
+                "error": "your payment has settled but the database is unavailable; the \
+                          receipt will be stored once it is back. Retry with the same \
+                          Idempotency-Key to get it",
+                "receipt_id": receipt_id,
+            }),
+        ),
+        Refused::Store(e) => store_error(e),
+        Refused::Internal => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            json!({ "error": "internal error" }),
+        ),
+    }
+}

@@ -1,0 +1,1056 @@
+//! The response bodies of the randomness and games API as types, for the OpenAPI document
+//! (`GET /api/v1/openapi.json`). The simple bodies are built from these types by the handlers
+//! themselves; the large nested ones (service info, stats, the proof object) are still built as
+//! JSON and described here member by member. `tests/integration/openapi.rs` checks every
+//! response the suite provokes against this document, so neither can drift unnoticed.
+//!
+//! Hex values are lowercase without `0x` unless a field says otherwise. Members not listed
+//! here may be added in later versions (no schema forbids extra members).
+
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+pub use vrs_protocol::acceptance::AcceptanceDoc;
+
+pub use requests::{DiceBetRequest, NotarizeRequest, SicboBetRequest};
+
+/// Any error: a message in words.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong, in words.
+    pub error: String,
+}
+
+/// 400 for a bet body that is not a valid bet (interface section 7).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BetError {
+    pub error: String,
+    /// The bet types of this game.
+    pub valid_bet_types: Vec<String>,
+    /// A valid request body for this game.
+    #[schema(value_type = Object)]
+    pub example: Value,
+}
+
+/// 404 of the verify endpoint (interface section 7).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VerifyNotFound {
+    /// Always false.
+    pub verified: bool,
+    /// Says that the game was not found.
+    pub error: String,
+    pub game_id: String,
+}
+
+/// 404 for an unknown game id.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GameNotFound {
+    pub error: String,
+    pub game_id: String,
+}
+
+/// 405: the path exists, the method does not; the `Allow` header lists the methods.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MethodNotAllowed {
+    pub error: String,
+    pub allowed: Vec<String>,
+}
+
+/// `GET /` links (interface section 2.1).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Links {
+    /// The in-browser verifier page (`/verify?game=<id>` verifies one game).
+    pub verify: String,
+    /// The protocol document as a page.
+    pub whitepaper: String,
+    /// The API reference generated from the OpenAPI document.
+    pub api_docs: String,
+    pub health: String,
+    pub stats: String,
+    pub recent: String,
+    pub docs: String,
+}
+
+/// The epoch counters of `GET /`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EngineEpoch {
+    /// The open epoch (bets join it).
+    pub current: Option<u64>,
+    /// The epoch whose VDF runs now.
+    pub computing: Option<u64>,
+    pub last_resolved: Option<u64>,
+    /// T: squarings per epoch.
+    pub iterations: u64,
+    /// The group's modulus identifier (`rsa2048`, `test512`, `hex:…`).
+    pub modulus: String,
+}
+
+/// `vdf_engine` of `GET /`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VdfEngine {
+    /// `active`, or `degraded` after an engine error.
+    pub status: String,
+    pub epoch: EngineEpoch,
+    /// `leader` (runs the epoch chain) or `replica`.
+    pub role: String,
+    /// The last epoch's VDF time, e.g. `4.93s`.
+    pub computation_time: String,
+    pub security: Security,
+}
+
+/// The timing rule in force (docs/PROTOCOL.md §10, "Timing").
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Security {
+    /// The security margin A: how much faster than this server's squarer an adversary (the
+    /// operator included) may be and still be unable to evaluate any bet set an epoch could
+    /// still take.
+    pub margin: f64,
+    /// Epoch VDFs running side by side (one up to margin 1.8).
+    pub vdf_threads: u64,
+    /// The squaring rate R that the next epoch's window is measured against.
+    pub squarings_per_second: u64,
+    /// The protocol version of the epochs opened now (2).
+    pub protocol_version: u8,
+    /// The rule in one line.
+    pub rule: String,
+}
+
+/// A version-2 epoch's timing commitment as a verification shows it (docs/PROTOCOL.md §10,
+/// "Timing"): what the `timing` step checks. Version-1 epochs show `version` 1, their
+/// predecessor and times, and null for the rest.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TimingProof {
+    /// 1 or 2.
+    pub version: u8,
+    /// p(e): the epoch whose output the input takes (0: the genesis output y_0).
+    pub previous_epoch: u64,
+    /// 64 hex digits, chosen when the epoch closed.
+    pub nonce: Option<String>,
+    pub opened_at_ms: i64,
+    pub closed_at_ms: Option<i64>,
+    /// The declared margin A.
+    pub security_margin: Option<f64>,
+    /// The declared squaring rate R.
+    pub squarings_per_second: Option<u64>,
+    /// The bound the plan computed when the epoch opened.
+    pub deadline_ms: Option<i64>,
+    /// closed_at_ms of p(e) (null for p = 0).
+    pub previous_closed_at_ms: Option<i64>,
+    /// T of p(e) (null for p = 0).
+    pub previous_iterations: Option<u64>,
+    /// When y of epoch e − 1 was stored (its resolved_at_ms; null for e = 1 or while e − 1 is
+    /// unresolved): the epoch's games were fixed before it.
+    pub prior_resolved_at_ms: Option<i64>,
+}
+
+/// Anchoring as `GET /` summarises it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AnchoringSummary {
+    pub enabled: bool,
+    pub state: String,
+    pub chain: String,
+    pub chain_id: u64,
+    pub message: Option<String>,
+}
+
+/// Service info (interface section 2.1).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServiceInfo {
+    pub service: String,
+    pub description: String,
+    /// The API version (0.2.0).
+    pub version: String,
+    /// `operational` or `degraded`.
+    pub status: String,
+    pub links: Links,
+    #[schema(inline)]
+    pub database: Database,
+    pub vdf_engine: VdfEngine,
+    pub anchoring: AnchoringSummary,
+    /// The key this replica signs acceptances with (64 hex digits).
+    pub acceptance_key: String,
+    /// Every key acceptances were signed with on this store, oldest first (empty while the
+    /// database is unavailable).
+    pub acceptance_keys: Vec<AcceptanceKey>,
+    /// Seconds since start.
+    pub uptime: u64,
+}
+
+/// A published acceptance key (docs/PROTOCOL.md §11).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AcceptanceKey {
+    /// 64 hex digits (RFC 8032 encoding).
+    pub public_key: String,
+    /// When the store first recorded it (Unix ms).
+    pub since_ms: i64,
+}
+
+/// Whether the store answers.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Database {
+    Connected,
+    Disconnected,
+}
+
+impl Database {
+    pub fn of(connected: bool) -> Self {
+        if connected {
+            Self::Connected
+        } else {
+            Self::Disconnected
+        }
+    }
+}
+
+/// Health (interface section 2.2). Always HTTP 200: the body says what is wrong.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// `ok` when healthy, else `degraded`.
+    pub status: String,
+    pub uptime: u64,
+    #[schema(inline)]
+    pub database: Database,
+    /// `active` when the VDF runs, `degraded` after an engine error.
+    pub vdf: String,
+    /// `leader` or `replica`.
+    pub role: String,
+    /// `embedded` or `postgres`.
+    pub store: String,
+}
+
+/// Entropy of the latest resolved epoch (interface section 2.3).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Entropy {
+    /// y of the epoch, k bytes in hex.
+    pub entropy: String,
+    /// SHA-256 of those bytes, hex.
+    pub entropy_hash: String,
+    /// `vdf_epoch`.
+    pub source: String,
+    pub epoch: u64,
+    /// Unix time (seconds) the epoch resolved.
+    pub timestamp: i64,
+    /// `VEO-WESOLOWSKI-<GROUP>`.
+    pub veo_class: String,
+    /// The verify endpoint of the epoch's last game; null when the epoch had none.
+    pub verify_url: Option<String>,
+    pub iterations: Option<u64>,
+    pub modulus: String,
+}
+
+/// 202 of the entropy endpoint before the first epoch resolves.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EntropyPending {
+    /// `pending`.
+    pub status: String,
+    pub message: String,
+    /// The open epoch.
+    pub epoch: u64,
+}
+
+/// A game of the catalog (interface section 2.4).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CatalogEntry {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: String,
+    pub description: String,
+    pub bet_types: Vec<String>,
+    pub house_edge: String,
+    pub endpoint: String,
+}
+
+/// Raw RNG in the catalog.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RawRngEntry {
+    pub description: String,
+    pub endpoint: String,
+}
+
+/// The game catalog.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Catalog {
+    pub games: Vec<CatalogEntry>,
+    pub raw_rng: RawRngEntry,
+    /// The rules document.
+    pub rules: String,
+}
+
+// The bet bodies (DiceBetRequest, SicboBetRequest) are in `requests` below.
+
+/// A raw RNG request body (interface section 4.3); the body may be empty or `null`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // documents the request; parsed by games::parse_rng_body
+pub struct RngRequest {
+    /// Mixed into the value: rngValue = HMAC-SHA256(y, game_id ‖ client_seed). At most 256
+    /// characters, no U+0000.
+    #[schema(max_length = 256, pattern = "^[^\\u0000]*$")]
+    pub client_seed: Option<String>,
+}
+
+/// 202 for a bet on the epoch path (BetAccepted).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BetAccepted {
+    pub accepted: bool,
+    pub bet_id: String,
+    pub game_id: String,
+    pub resolves_at_epoch: u64,
+    /// Says the result comes after the next epoch (about 5 s).
+    pub message: String,
+    pub poll_url: String,
+    /// Present (false) when the bet asked for the pool and the pool was empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_served: Option<bool>,
+    /// The operator's signed acceptance (docs/PROTOCOL.md §11): keep it as evidence.
+    pub acceptance: AcceptanceDoc,
+}
+
+/// 202 for a raw RNG request (interface section 2.12).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RngAccepted {
+    pub accepted: bool,
+    pub request_id: String,
+    pub game_id: String,
+    pub resolves_at_epoch: u64,
+    pub poll_url: String,
+    pub message: String,
+    /// The operator's signed acceptance (docs/PROTOCOL.md §11): keep it as evidence.
+    pub acceptance: AcceptanceDoc,
+}
+
+/// The dice: die1, die2 (die3 for Sic Bo) and their total.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Outcome {
+    pub die1: u8,
+    pub die2: u8,
+    pub die3: Option<u8>,
+    pub total: u32,
+}
+
+/// The result member of an instant (pool-served) bet.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InstantResult {
+    pub outcome: Outcome,
+    pub won: Option<bool>,
+    /// Decimal string.
+    pub payout: Option<String>,
+    /// HMAC-SHA256 hex.
+    #[serde(rename = "rngValue")]
+    pub rng_value: String,
+    pub bet_type: Option<String>,
+    pub amount: Option<String>,
+}
+
+/// 200 for a bet served at once from the precomputed pool (interface section 2.7).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InstantBet {
+    /// `resolved`.
+    pub status: String,
+    pub game_id: String,
+    pub bet_id: String,
+    /// true.
+    pub pool_served: bool,
+    pub pool_index: Option<u64>,
+    pub result: InstantResult,
+    pub verify_url: String,
+    /// The in-browser verifier for this game.
+    pub verify_page: String,
+    /// The operator's signed acceptance (docs/PROTOCOL.md §11): keep it as evidence.
+    pub acceptance: AcceptanceDoc,
+}
+
+/// 202 while a game's epoch has not resolved.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GamePending {
+    /// `pending`.
+    pub status: String,
+    pub game_id: String,
+    pub resolves_at_epoch: Option<u64>,
+    pub message: String,
+}
+
+/// The result of a resolved game (dice and Sic Bo members, or raw RNG members).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GameResult {
+    pub game_id: String,
+    /// `dice`, `sicbo` or `rng`.
+    pub game: String,
+    /// The epoch that resolved it; null for a pool-served game.
+    pub epoch: Option<u64>,
+    #[serde(rename = "rngValue")]
+    pub rng_value: String,
+    /// The output the game derives from (hex).
+    pub entropy: Option<String>,
+    pub resolved_at: Option<u64>,
+    pub verify_url: String,
+    /// The in-browser verifier for this game.
+    pub verify_page: String,
+    /// SHA-256 of the game's result (what a notary receipt of schema vrs-game-result binds).
+    pub result_hash: String,
+    pub outcome: Option<Outcome>,
+    pub won: Option<bool>,
+    pub payout: Option<String>,
+    /// Raw RNG: the value (same as rngValue).
+    pub random: Option<String>,
+    /// The proof object of the verify endpoint.
+    pub proof: Option<Proof>,
+    pub verified: Option<bool>,
+}
+
+/// 200 of `GET /api/v1/games/{gameId}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResolvedGame {
+    /// `resolved`.
+    pub status: String,
+    pub game_id: String,
+    pub result: GameResult,
+    pub replay: Vec<ReplayStep>,
+}
+
+/// One recomputed check of the verify endpoint.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Check {
+    /// bet_leaf, merkle_inclusion, bets_root, epoch_chain, epoch_input, vdf_proof, rng_value,
+    /// dice, payout, anchor_inclusion; pool_* for pool-served games (docs/PROTOCOL.md §13–14).
+    pub name: String,
+    pub passed: bool,
+    pub detail: String,
+}
+
+/// One step of the replay trace: bet_committed, vdf_epoch_published, randomness_derived,
+/// dice_rolled, bet_evaluated, each with its inputs and outputs.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReplayStep {
+    /// 1 to 5.
+    pub step: u32,
+    pub action: String,
+}
+
+/// The anchor of the record a game is in (docs/PROTOCOL.md §16).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AnchorDetail {
+    /// pending, submitted or confirmed.
+    pub status: String,
+    pub enabled: bool,
+    pub batch: Option<u64>,
+    pub leaf: Option<String>,
+    pub leaf_hash: Option<String>,
+    pub leaf_index: Option<u64>,
+    pub tree_size: Option<u64>,
+    pub audit_path: Option<Vec<String>>,
+    pub root: Option<String>,
+    /// `0x` hex of the anchor transaction's input.
+    pub calldata: Option<String>,
+    /// `0x` hash of the transaction; null until confirmed.
+    pub tx: Option<String>,
+    pub block: Option<u64>,
+}
+
+/// Everything needed to redo the checks offline (docs/PROTOCOL.md §13).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Proof {
+    /// The group identifier: an RSA modulus (rsa2048, …) or classgroup-<bits>.
+    pub modulus: String,
+    /// N in hex (RSA groups).
+    pub modulus_n: Option<String>,
+    /// Class groups: the epoch's discriminant D_e as chiavdf writes it ("-0x…").
+    pub discriminant: Option<String>,
+    /// Class groups: bits of D_e.
+    pub discriminant_bits: Option<u32>,
+    /// T.
+    pub iterations: u64,
+    pub x: String,
+    pub y: String,
+    pub pi: String,
+    pub l: String,
+    #[serde(rename = "vdfEpoch")]
+    pub vdf_epoch: Option<u64>,
+    #[serde(rename = "rngValue")]
+    pub rng_value: String,
+    /// rngValue's formula in words.
+    pub derivation: String,
+    /// `0x` hash of the anchor transaction; null until the batch is confirmed.
+    #[serde(rename = "anchorTx")]
+    pub anchor_tx: Option<String>,
+    /// Deprecated alias of anchorTx (same value).
+    #[serde(rename = "legacyTx")]
+    #[schema(deprecated)]
+    pub legacy_tx: Option<String>,
+    #[serde(rename = "anchorChain")]
+    pub anchor_chain: String,
+    #[serde(rename = "anchorChainId")]
+    pub anchor_chain_id: u64,
+    /// pending, submitted or confirmed.
+    pub anchor_status: String,
+    pub anchor: AnchorDetail,
+    /// True for a game served from the precomputed pool (docs/PROTOCOL.md §14).
+    pub pool_served: Option<bool>,
+    /// Epoch games: the bets root, the previous output, the leaf and its audit path.
+    pub bets_root: Option<String>,
+    pub previous_output: Option<String>,
+    pub leaf_hash: Option<String>,
+    pub leaf_index: Option<u64>,
+    pub audit_path: Option<Vec<String>>,
+    /// Epoch games: the epoch's timing commitment, checked by the `timing` step.
+    pub timing: Option<TimingProof>,
+}
+
+/// 200 of `GET /api/v1/verify/{gameId}` (interface section 2.9).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Verification {
+    pub game_id: String,
+    /// True only when every check passed.
+    pub verified: bool,
+    pub checks: Vec<Check>,
+    pub proof: Proof,
+    pub replay_steps: Vec<ReplayStep>,
+}
+
+/// An epoch's public record (input, output, proof and leaf hashes).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EpochRecord {
+    pub epoch: u64,
+    /// open, closed (computing) or resolved.
+    pub status: String,
+    pub modulus: String,
+    pub veo_class: String,
+    pub opened_at_ms: i64,
+    pub closed_at_ms: Option<i64>,
+    /// T: fixed when a version-2 epoch opens; a version-1 epoch's is null while it is open.
+    pub iterations: Option<u64>,
+    /// 1 (no timing commitment) or 2 (docs/PROTOCOL.md §10).
+    pub version: u8,
+    /// p(e): the epoch whose output the input takes (e − 1 for version 1; 0: y_0).
+    pub previous_epoch: u64,
+    /// y of epoch p(e) (or y_0).
+    pub previous_output: Option<String>,
+    /// Version 2: the declared security margin A.
+    pub security_margin: Option<f64>,
+    /// Version 2: the declared squaring rate R.
+    pub squarings_per_second: Option<u64>,
+    /// Version 2: the latest close the timing rule allows (fixed when the epoch opened).
+    pub deadline_ms: Option<i64>,
+    /// Version 2: 64 hex digits chosen when the epoch closed (null while open).
+    pub nonce: Option<String>,
+    pub bets_root: Option<String>,
+    pub bet_count: Option<u64>,
+    pub x: Option<String>,
+    pub y: Option<String>,
+    pub pi: Option<String>,
+    pub l: Option<String>,
+    pub resolved_at_ms: Option<i64>,
+    /// The hashes of the epoch's leaves in order (enough to recompute bets_root).
+    pub leaf_hashes: Vec<String>,
+    /// The epoch's anchor, the same object as a verification's `proof.anchor`: its anchor
+    /// batch, kind-1 leaf, audit path and root, and the transaction once confirmed (§16).
+    #[schema(value_type = AnchorDetail)]
+    pub anchor: Value,
+}
+
+/// A served entry of a pool batch.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServedEntry {
+    pub index: u64,
+    pub game_id: String,
+    pub served_at_ms: Option<i64>,
+    pub verify_url: String,
+}
+
+/// A committed pool batch (docs/PROTOCOL.md §14).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PoolBatch {
+    pub number: u64,
+    pub root: String,
+    pub previous_root: String,
+    pub first_index: u64,
+    pub size: u64,
+    pub anchor_epoch: u64,
+    pub seed: String,
+    pub committed_at: i64,
+    pub committed_at_ms: i64,
+    /// Every entry's leaf hash, in index order (enough to recompute root).
+    pub leaf_hashes: Vec<String>,
+    pub served: Vec<ServedEntry>,
+    pub unserved: u64,
+}
+
+/// The epoch counters of stats.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StatsEpoch {
+    pub current: u64,
+    pub open_since: u64,
+    pub computing: Option<u64>,
+    /// Fraction of the running VDF done, 0 to 1.
+    pub progress: Option<f64>,
+    pub last_resolved: Option<u64>,
+    pub iterations: u64,
+    pub modulus: String,
+    pub target_ms: u64,
+    pub last_computation_ms: u64,
+    pub security: Security,
+}
+
+/// Engine statistics (interface section 2.10).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Stats {
+    pub epoch: StatsEpoch,
+    pub total_games: u64,
+    pub resolved_games: u64,
+    pub pending_games: u64,
+    /// Games per type (dice, sicbo, rng).
+    #[schema(value_type = Object)]
+    pub games_by_type: Value,
+    /// squarings_per_second, epochs_resolved_since_start, uptime.
+    #[schema(value_type = Object)]
+    pub performance: Value,
+    /// The instant-bet pool: depth, generation, the last committed batch.
+    #[schema(value_type = Object)]
+    pub pool: Value,
+    /// The anchoring loop and its batches.
+    #[schema(value_type = Object)]
+    pub anchoring: Value,
+    pub store: String,
+    pub role: String,
+    pub engine_error: Option<String>,
+}
+
+/// A game of the recent list (interface section 2.11).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RecentGame {
+    pub game_id: String,
+    pub game: String,
+    pub bet_type: Option<String>,
+    pub amount: Option<String>,
+    pub player_id: String,
+    /// resolved or pending.
+    pub status: String,
+    pub epoch: Option<u64>,
+    pub dice: Option<Vec<u8>>,
+    pub won: Option<bool>,
+    pub payout: Option<String>,
+    pub created_at: u64,
+    pub verify_url: String,
+    /// The in-browser verifier for this game.
+    pub verify_page: String,
+}
+
+/// The 20 most recent games, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Recent {
+    pub games: Vec<RecentGame>,
+}
+
+// ---- The notary API (docs/PROTOCOL.md §17) ----
+
+/// 400 of the notary: the message and the field at fault.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FieldErrorBody {
+    pub error: String,
+    /// The body member or header at fault (e.g. `payload_hash`, `Idempotency-Key`).
+    pub field: Option<String>,
+}
+
+/// 404 for an unknown receipt.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReceiptNotFound {
+    pub error: String,
+    pub receipt_id: String,
+}
+
+/// How a receipt was paid.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReceiptPayment {
+    /// `api_key` or `x402`.
+    pub method: String,
+    /// x402: the payer's address.
+    pub payer: Option<String>,
+    /// x402: the settlement transaction.
+    pub transaction: Option<String>,
+}
+
+/// A notary receipt: 202 of `POST /v1/notarize`; with `proof`, `anchor` and `verification`
+/// from `GET /v1/notarize/{receipt_id}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Receipt {
+    pub receipt_id: String,
+    /// pending (not in a batch yet), batched or anchored.
+    pub status: String,
+    pub schema: String,
+    pub payload_hash: String,
+    #[schema(value_type = Object)]
+    pub metadata: Value,
+    pub leaf_hash: String,
+    pub submitted_at: u64,
+    pub submitted_at_ms: u64,
+    pub receipt_url: String,
+    pub payment: ReceiptPayment,
+    /// The receipt's Merkle proof once batched (batch, leaf_index, tree_size, leaf_hash,
+    /// audit_path, root, sealed_at); null before.
+    #[schema(value_type = Option<Object>)]
+    pub proof: Option<Value>,
+    /// The anchor of the receipt's batch.
+    #[schema(value_type = Option<Object>)]
+    pub anchor: Option<Value>,
+    /// Checks recomputed from the stored data at this request.
+    #[schema(value_type = Option<Object>)]
+    pub verification: Option<Value>,
+}
+
+/// The notary's schemas.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NotarySchemas {
+    /// id, description, payload_hash and metadata rules of each schema.
+    #[schema(value_type = Vec<Object>)]
+    pub schemas: Vec<Value>,
+}
+
+/// The notary's status, price and payment methods.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NotaryStatus {
+    pub service: String,
+    pub status: String,
+    pub receipts: u64,
+    pub pending: u64,
+    pub batch_interval_ms: u64,
+    #[schema(value_type = Option<Object>)]
+    pub last_batch: Option<Value>,
+    #[schema(value_type = Object)]
+    pub anchoring: Value,
+    /// The x402 price (null when only API keys are taken).
+    #[schema(value_type = Option<Object>)]
+    pub price: Option<Value>,
+    /// `api_key`, and `x402` when payments are configured.
+    pub payment_methods: Vec<String>,
+    #[schema(value_type = Option<Object>)]
+    pub x402: Option<Value>,
+    #[schema(value_type = Object)]
+    pub api_keys: Value,
+}
+
+/// 402: what to pay (x402 v2 `PAYMENT-REQUIRED` header, and the same as JSON).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PaymentRequired {
+    /// 1: the body is x402 version 1 (version 2 is in the header).
+    #[serde(rename = "x402Version")]
+    pub x402_version: u32,
+    pub error: String,
+    /// The accepted payment requirements (scheme, network, asset, amount, payTo, …).
+    #[schema(value_type = Vec<Object>)]
+    pub accepts: Vec<Value>,
+    pub payment_methods: Vec<String>,
+}
+
+/// The request bodies written out rather than derived: a body valid under the document must be a
+/// body the service accepts (schemathesis sends such bodies and checks just that), which a
+/// derived struct cannot say (which bet types need a target and its range, no NUL in text). A
+/// module of their own, so that the schema builders' names stay out of the derived code's way.
+mod requests {
+    use std::ops::RangeInclusive;
+    use utoipa::openapi::schema::{
+        AdditionalProperties, AllOfBuilder, ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema,
+        SchemaType, Type,
+    };
+    use utoipa::openapi::RefOr;
+    use utoipa::ToSchema;
+    use vrs_protocol::games::{
+        valid_bet_types, Game, DICE_BET_TYPES, EXACT_TARGETS, FACES, MAX_OPERATOR_KEY_CHARS,
+        MAX_PLAYER_ID_CHARS, MAX_PLAYER_SEED_CHARS, TOTAL_TARGETS,
+    };
+
+    /// A dice bet body (interface sections 2.5, 4.1; rules in docs/GAMES.md §5).
+    #[derive(Debug)]
+    pub struct DiceBetRequest;
+
+    /// A Sic Bo bet body (interface sections 2.5, 4.2; rules in docs/GAMES.md §5).
+    #[derive(Debug)]
+    pub struct SicboBetRequest;
+
+    impl utoipa::PartialSchema for DiceBetRequest {
+        fn schema() -> RefOr<Schema> {
+            let others: Vec<&str> = DICE_BET_TYPES
+                .iter()
+                .copied()
+                .filter(|t| *t != "exact")
+                .collect();
+            bet_schema(
+                Game::Dice,
+                "A dice bet. bet_type `exact` needs target 2–12; the others take no target (an \
+                 integer given anyway is ignored).",
+                [
+                    variant(
+                        &["exact"],
+                        Member::Required(Box::new(integer_in(EXACT_TARGETS).into())),
+                        Member::Any,
+                    ),
+                    variant(&others, Member::Any, Member::Any),
+                ],
+            )
+        }
+    }
+
+    impl ToSchema for DiceBetRequest {}
+
+    impl utoipa::PartialSchema for SicboBetRequest {
+        fn schema() -> RefOr<Schema> {
+            bet_schema(
+                Game::Sicbo,
+                "A Sic Bo bet. `total` needs target 4–17; `single`, `double` and `triple` need target \
+                 1–6 (the face); `combo` needs combo (two different faces) and takes no target; \
+                 `big`, `small`, `odd`, `even` and `anyTriple` take neither (an integer target is \
+                 ignored).",
+                [
+                    variant(
+                        &["big", "small", "odd", "even", "anyTriple"],
+                        Member::Any,
+                        Member::Refused,
+                    ),
+                    variant(
+                        &["total"],
+                        Member::Required(Box::new(integer_in(TOTAL_TARGETS).into())),
+                        Member::Refused,
+                    ),
+                    variant(
+                        &["single", "double", "triple"],
+                        Member::Required(Box::new(integer_in(FACES).into())),
+                        Member::Refused,
+                    ),
+                    variant(
+                        &["combo"],
+                        Member::Refused,
+                        Member::Required(Box::new(combo(Type::Array).into())),
+                    ),
+                ],
+            )
+        }
+    }
+
+    impl ToSchema for SicboBetRequest {}
+
+    /// Text the stores can hold: no U+0000 (docs/GAMES.md §5).
+    const NO_NUL: &str = "^[^\\u0000]*$";
+
+    /// `t`, or null (an optional member given as null is absent; its default applies).
+    fn nullable(t: Type) -> SchemaType {
+        SchemaType::from_iter([t, Type::Null])
+    }
+
+    fn text(max_chars: usize, description: &str) -> ObjectBuilder {
+        ObjectBuilder::new()
+            .schema_type(nullable(Type::String))
+            .max_length(Some(max_chars))
+            .pattern(Some(NO_NUL))
+            .description(Some(description))
+    }
+
+    fn integer_in(range: RangeInclusive<u8>) -> ObjectBuilder {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(*range.start()))
+            .maximum(Some(*range.end()))
+    }
+
+    /// Two different faces, e.g. [2, 5]; `t` is `array`, or `array` or `null`.
+    fn combo(t: impl Into<SchemaType>) -> ArrayBuilder {
+        ArrayBuilder::new()
+            .schema_type(t)
+            .items(integer_in(FACES))
+            .min_items(Some(2))
+            .max_items(Some(2))
+            .unique_items(true)
+    }
+
+    /// What a bet type does with a member (target or combo).
+    enum Member {
+        /// It needs the member, in this schema (boxed: built once per document, and it keeps
+        /// the enum small).
+        Required(Box<Schema>),
+        /// It refuses the member (absent or null only).
+        Refused,
+        /// Whatever the member's own schema allows.
+        Any,
+    }
+
+    /// The bet types `types` with what they do with target and combo.
+    fn variant(types: &[&str], target: Member, combo: Member) -> Schema {
+        let mut v = ObjectBuilder::new()
+            .property(
+                "bet_type",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(types.iter().copied())),
+            )
+            .required("bet_type");
+        for (name, member) in [("target", target), ("combo", combo)] {
+            v = match member {
+                Member::Required(schema) => v.property(name, *schema).required(name),
+                Member::Refused => v.property(name, ObjectBuilder::new().schema_type(Type::Null)),
+                Member::Any => v,
+            };
+        }
+        v.into()
+    }
+
+    /// An amount as a JSON number (exact for the default limits: whole cents below 2^53).
+    fn cents(a: vrs_protocol::games::Amount) -> f64 {
+        a.cents() as f64 / 100.0
+    }
+
+    /// Every member of a bet body of `game` at its widest, all of them optional but bet_type, and
+    /// exactly one of `variants` (by bet_type) narrowing target and combo.
+    fn bet_schema<const N: usize>(
+        game: Game,
+        description: &str,
+        variants: [Schema; N],
+    ) -> RefOr<Schema> {
+        let limits = vrs_protocol::games::Limits::default();
+        let mut members = ObjectBuilder::new()
+            .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+            .property(
+                "bet_type",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(valid_bet_types(game).iter().copied()))
+                    .description(Some("The bet type (case-sensitive).")),
+            )
+            .required("bet_type")
+            .property(
+                "target",
+                ObjectBuilder::new()
+                    .schema_type(nullable(Type::Integer))
+                    .description(Some(
+                        "The target of the bet types that take one, in their range (see bet_type).",
+                    )),
+            );
+        if game == Game::Sicbo {
+            members = members.property(
+                "combo",
+                combo(nullable(Type::Array)).description(Some(
+                    "bet_type `combo` only: two different faces, e.g. [2, 5].",
+                )),
+            );
+        }
+        let members = members
+            .property(
+                "amount",
+                ObjectBuilder::new()
+                    .schema_type(nullable(Type::Number))
+                    .minimum(Some(cents(limits.min_amount)))
+                    .maximum(Some(cents(limits.max_amount)))
+                    .multiple_of(Some(0.01))
+                    .description(Some(
+                        "The stake, default 1.00: at most two fraction digits, within the operator's \
+                         limits (by default 0.01 to 10000.00).",
+                    )),
+            )
+            .property(
+                "player_id",
+                text(MAX_PLAYER_ID_CHARS, "Who bets (default `anonymous`)."),
+            )
+            .property(
+                "player_seed",
+                text(
+                    MAX_PLAYER_SEED_CHARS,
+                    "Mixed into rngValue: the player's own contribution.",
+                ),
+            )
+            .property(
+                "operator_key",
+                text(MAX_OPERATOR_KEY_CHARS, "The operator key (default `vrs-house`)."),
+            )
+            .property(
+                "instant",
+                ObjectBuilder::new()
+                    .schema_type(nullable(Type::Boolean))
+                    .description(Some(
+                        "true: serve from the precomputed pool at once (HTTP 200); false: the epoch \
+                         path (202). Absent: the operator's default.",
+                    )),
+            );
+        let mut one_of = OneOfBuilder::new();
+        for v in variants {
+            one_of = one_of.item(v);
+        }
+        AllOfBuilder::new()
+            .item(members)
+            .item(one_of)
+            .description(Some(description))
+            .into()
+    }
+
+    /// The body of `POST /v1/notarize` (docs/PROTOCOL.md §17).
+    #[derive(Debug)]
+    pub struct NotarizeRequest;
+
+    impl utoipa::PartialSchema for NotarizeRequest {
+        fn schema() -> RefOr<Schema> {
+            use vrs_protocol::notary::schema::{
+                Schema as Notary, ALL, METADATA_MAX_BYTES, METADATA_MAX_DEPTH,
+            };
+            let ids = |keep: fn(&Notary) -> bool| {
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(ALL.iter().filter(|s| keep(s)).map(|s| s.id())))
+            };
+            let members = ObjectBuilder::new()
+                .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+                .property(
+                    "schema",
+                    ids(|_| true).description(Some("A schema id of `GET /v1/notarize/schemas`.")),
+                )
+                .required("schema")
+                .property(
+                    "payload_hash",
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .pattern(Some("^(0x)?[0-9a-fA-F]{64}$"))
+                        .description(Some("32 bytes: 64 hex digits, either case, 0x optional.")),
+                )
+                .required("payload_hash")
+                .property(
+                    "metadata",
+                    ObjectBuilder::new()
+                        .schema_type(nullable(Type::Object))
+                        .description(Some(format!(
+                            "Optional JSON object of at most {METADATA_MAX_DEPTH} levels and \
+                             {METADATA_MAX_BYTES} bytes in RFC 8785 canonical form, stored in that \
+                             form."
+                        ))),
+                );
+            let game_result = ObjectBuilder::new()
+                .property("schema", ids(|s| *s == Notary::GameResult))
+                .required("schema")
+                .property(
+                    "metadata",
+                    ObjectBuilder::new()
+                        .property(
+                            "game_id",
+                            ObjectBuilder::new()
+                                .schema_type(Type::String)
+                                .pattern(Some("^[0-9a-f]{32}$"))
+                                .description(Some(
+                                    "The resolved game whose result_hash is payload_hash (404 when \
+                                     no game has this id).",
+                                )),
+                        )
+                        .required("game_id"),
+                )
+                .required("metadata");
+            AllOfBuilder::new()
+                .item(members)
+                .item(
+                    OneOfBuilder::new()
+                        .item(
+                            ObjectBuilder::new()
+                                .property("schema", ids(|s| *s != Notary::GameResult)),
+                        )
+                        .item(game_result),
+                )
+                .description(Some("The body of `POST /v1/notarize`."))
+                .into()
+        }
+    }
+
+    impl ToSchema for NotarizeRequest {}
+}

@@ -1,0 +1,751 @@
+//! Verification of a resolved game, computed from the stored data at read time and never
+//! stored as a flag. Every check an outsider would run is run here, on the same data the
+//! response hands out, so that anyone can redo it offline (docs/PROTOCOL.md, "Verifying a game").
+
+pub mod acceptance;
+pub mod pool;
+
+use crate::anchor::batch::Subject;
+use crate::anchor::proof::attach;
+use crate::anchor::AnchorView;
+use crate::epoch::previous_output;
+use acceptance::{add_acceptance, add_pool_binding, PublishedKeys};
+use anyhow::Context;
+use serde_json::{json, Value};
+use vrs_engine::classgroup::epoch::GROUP_PREFIX;
+use vrs_engine::merkle;
+use vrs_protocol::commit::bet_leaf;
+use vrs_protocol::games::{DERIVATION, DICE_DERIVATION};
+pub use vrs_protocol::group::veo_class;
+use vrs_protocol::group::Group;
+use vrs_protocol::outcome::{self, Outcome};
+pub use vrs_protocol::report::{check, Check, Verification};
+pub use vrs_protocol::timing::{timing_step, PriorEpoch, TimingFacts};
+use vrs_store::{EpochRecord, GameRecord, Store};
+
+/// What a lookup found.
+#[derive(Debug)]
+pub enum Lookup {
+    NotFound,
+    Pending(Box<GameRecord>),
+    Resolved(Box<Verification>),
+}
+
+/// Loads `game_id` and, when resolved, verifies it.
+pub async fn lookup(
+    store: &dyn Store,
+    anchor: &AnchorView,
+    game_id: &str,
+) -> anyhow::Result<Lookup> {
+    let Some(game) = store.game(game_id).await? else {
+        return Ok(Lookup::NotFound);
+    };
+    if game.resolution.is_none() {
+        return Ok(Lookup::Pending(Box::new(game)));
+    }
+    let Some(epoch_number) = game.epoch else {
+        return lookup_pool(store, anchor, game).await;
+    };
+    let epoch = store
+        .epoch(epoch_number)
+        .await?
+        .with_context(|| format!("epoch {epoch_number} of game {game_id} is missing"))?;
+    let group = Group::by_name(&epoch.modulus)
+        .with_context(|| format!("epoch {} names group {}", epoch.number, epoch.modulus))?;
+    let chain_prev = previous_output(store, &group, &epoch).await?;
+    let leaves = store.epoch_leaves(epoch.number).await?;
+    let neighbours = Neighbours::load(store, &epoch).await?;
+    let mut v = verify(&group, &game, &epoch, &chain_prev, &leaves, &neighbours);
+    let keys = PublishedKeys::load(store).await?;
+    add_acceptance(&mut v, &game, &keys);
+    attach(store, anchor, Subject::Epoch(epoch.number), &mut v).await?;
+    Ok(Lookup::Resolved(Box::new(v)))
+}
+
+/// The records an epoch's `timing` step reads besides its own: its predecessor p(e) (none for
+/// p = 0) and epoch e − 1 (none for e = 1).
+#[derive(Debug, Default)]
+pub struct Neighbours {
+    pub predecessor: Option<EpochRecord>,
+    pub prior: Option<EpochRecord>,
+}
+
+impl Neighbours {
+    pub async fn load(store: &dyn Store, epoch: &EpochRecord) -> anyhow::Result<Self> {
+        let get = |n: u64| async move {
+            match n {
+                0 => Ok(None),
+                n => store.epoch(n).await,
+            }
+        };
+        Ok(Self {
+            predecessor: get(epoch.previous()).await?,
+            prior: get(epoch.number.saturating_sub(1)).await?,
+        })
+    }
+}
+
+/// [`timing_step`] over stored records.
+pub fn timing_check(epoch: &EpochRecord, n: &Neighbours) -> Result<String, String> {
+    if epoch.plan.is_some() && epoch.closed_at_ms.is_none() {
+        return Err(format!("epoch {} is not closed", epoch.number));
+    }
+    timing_step(&TimingFacts {
+        epoch: epoch.number,
+        timing: epoch.timing(),
+        ran_iterations: epoch.input.as_ref().map(|i| i.iterations),
+        predecessor: n.predecessor.as_ref().and_then(|p| {
+            Some(vrs_engine::timing::Predecessor {
+                closed_at_ms: p.closed_at_ms?.max(0) as u64,
+                iterations: p.iterations()?,
+            })
+        }),
+        prior: n.prior.as_ref().map(|p| PriorEpoch {
+            version: p.version(),
+            closed_at_ms: p.closed_at_ms,
+            resolved_at_ms: p.output.as_ref().map(|o| o.resolved_at_ms),
+        }),
+        min_margin_centi: 0,
+    })
+}
+
+/// The `timing` object of a verification's proof (docs/PROTOCOL.md §13).
+fn timing_json(epoch: &EpochRecord, n: &Neighbours) -> Value {
+    let plan = epoch.plan;
+    let pred = n.predecessor.as_ref().filter(|_| epoch.previous() > 0);
+    json!({
+        "version": epoch.version(),
+        "previous_epoch": epoch.previous(),
+        "nonce": epoch.nonce.map(hex::encode),
+        "opened_at_ms": epoch.opened_at_ms,
+        "closed_at_ms": epoch.closed_at_ms,
+        "security_margin": plan.map(|p| f64::from(p.margin_centi) / 100.0),
+        "squarings_per_second": plan.map(|p| p.squarings_per_second),
+        "deadline_ms": plan.map(|p| p.deadline_ms),
+        "previous_closed_at_ms": pred.and_then(|p| p.closed_at_ms),
+        "previous_iterations": pred.and_then(EpochRecord::iterations),
+        "prior_resolved_at_ms": n.prior.as_ref().and_then(|p| p.output.as_ref()).map(|o| o.resolved_at_ms),
+    })
+}
+
+/// Verifies `game` of `epoch`: `chain_prev` is y of its predecessor p(e) as stored (or the
+/// genesis output), `leaves` the epoch's leaves in order, `neighbours` what `timing` reads.
+pub fn verify(
+    group: &Group,
+    game: &GameRecord,
+    epoch: &EpochRecord,
+    chain_prev: &[u8],
+    leaves: &[Vec<u8>],
+    neighbours: &Neighbours,
+) -> Verification {
+    let mut checks = Vec::new();
+    let g = &game.new;
+    let e = epoch.number;
+    let empty = Vec::new();
+    let input = epoch.input.as_ref();
+    let output = epoch.output.as_ref();
+    let x_bytes = input.map_or(&empty, |i| &i.x);
+    let y_bytes = output.map_or(&empty, |o| &o.y);
+    let t = input.map_or(0, |i| i.iterations);
+    let bets_root = input.map_or([0; 32], |i| i.bets_root);
+    let prev_y = input.map_or(&empty, |i| &i.prev_y);
+
+    // 1. The stored leaf is the encoding of the stored bet.
+    check(&mut checks, "bet_leaf", {
+        if bet_leaf(g) == g.leaf {
+            Ok("leaf bytes encode this game's fields".into())
+        } else {
+            Err("leaf bytes do not encode this game's fields".into())
+        }
+    });
+
+    // 2. The leaf is at its index in the epoch's bets tree, whose root the input committed.
+    let leaf_hashes: Vec<merkle::Hash> = leaves.iter().map(|l| merkle::leaf_hash(l)).collect();
+    // A position the store does not know (never the case for a resolved game) fails the check.
+    let seq = game.seq.unwrap_or(u64::MAX);
+    let index = usize::try_from(seq).unwrap_or(usize::MAX);
+    let path = merkle::audit_path(&leaf_hashes, index).unwrap_or_default();
+    let leaf_hash = merkle::leaf_hash(&g.leaf);
+    check(&mut checks, "merkle_inclusion", {
+        if merkle::verify_inclusion(&leaf_hash, seq, leaves.len() as u64, &path, &bets_root) {
+            Ok(format!(
+                "leaf {index} of {} is included under bets root {}",
+                leaves.len(),
+                hex::encode(bets_root)
+            ))
+        } else {
+            Err(format!(
+                "leaf {index} of {} does not lead to bets root {}",
+                leaves.len(),
+                hex::encode(bets_root)
+            ))
+        }
+    });
+    check(&mut checks, "bets_root", {
+        let count = input.map_or(0, |i| i.bet_count);
+        if merkle::root(&leaf_hashes) != bets_root {
+            Err("the epoch's leaves do not hash to its bets root".into())
+        } else if count != leaves.len() as u64 {
+            Err(format!("bet count {count} but {} leaves", leaves.len()))
+        } else {
+            Ok(format!("{} leaves hash to the bets root", leaves.len()))
+        }
+    });
+
+    // 3. The input continues the chain: previous output, then x_e from the formula.
+    let p = epoch.previous();
+    let source = match p {
+        0 => "the genesis output y_0".to_owned(),
+        p => format!("y of epoch {p}"),
+    };
+    check(&mut checks, "epoch_chain", {
+        if prev_y.as_slice() == chain_prev {
+            Ok(format!("previous output is {source}"))
+        } else {
+            Err(format!("previous output differs from {source}"))
+        }
+    });
+    let seed = crate::epoch::epoch_input_of(group, epoch, prev_y, &bets_root, t).map(|(s, _)| s);
+    // A class group's discriminant D_e follows from the seed (None for RSA groups).
+    let discriminant = seed
+        .as_ref()
+        .ok()
+        .and_then(|s| group.discriminant(s))
+        .map(|d| d.map(|d| d.to_hex()).map_err(|e| format!("{e:#}")));
+    check(&mut checks, "epoch_input", {
+        match &seed {
+            Ok(seed) => {
+                let fields = match epoch.version() {
+                    1 => "e ‖ y_{e−1} ‖ bets_root ‖ T",
+                    _ => "e ‖ p ‖ y_p ‖ bets_root ‖ nonce ‖ T ‖ opened ‖ closed ‖ margin ‖ rate",
+                };
+                let rule = match group {
+                    Group::Rsa(_) => format!("x = hash_to_group(SHA-256(tag ‖ {fields}))"),
+                    Group::Class { .. } => format!(
+                        "x = the generator of D_e = create_discriminant(SHA-256(tag ‖ {fields}))"
+                    ),
+                };
+                match &discriminant {
+                    Some(Err(err)) => Err(err.clone()),
+                    _ if group.epoch_x(seed) == *x_bytes => Ok(rule),
+                    _ => Err(format!(
+                        "x does not follow from the epoch's committed fields ({fields})"
+                    )),
+                }
+            }
+            Err(err) => Err(format!("{err:#}")),
+        }
+    });
+
+    // 4. The Wesolowski proof of y = x^(2^T).
+    check(&mut checks, "vdf_proof", {
+        let l = output.map_or(&empty, |o| &o.l);
+        let pi = output.map_or(&empty, |o| &o.pi);
+        match &seed {
+            Ok(seed) => group.verify_proof(seed, x_bytes, y_bytes, t, l, pi),
+            Err(err) => Err(format!("no seed: {err:#}")),
+        }
+    });
+
+    // 5. The epoch's games were fixed in time: before y_{e−1} existed, within the bound.
+    check(&mut checks, "timing", timing_check(epoch, neighbours));
+
+    // 6. rngValue, dice and payout recomputed from y.
+    let (stored, derived) = outcome_checks(&mut checks, y_bytes, game);
+
+    let verified = checks.iter().all(|c| c.passed);
+    let seed_hex = seed.as_ref().map(hex::encode).unwrap_or_default();
+    let mut proof = json!({
+            "veo_class": veo_class(&epoch.modulus),
+            "modulus": epoch.modulus,
+            "iterations": t,
+            "x": hex::encode(x_bytes),
+            "y": hex::encode(y_bytes),
+            "pi": hex::encode(output.map_or(&empty, |o| &o.pi)),
+            "l": hex::encode(output.map_or(&empty, |o| &o.l)),
+            "epoch_seed": seed_hex,
+            "previous_output": hex::encode(prev_y),
+            "bets_root": hex::encode(bets_root),
+            "bet_count": input.map_or(0, |i| i.bet_count),
+            "leaf": hex::encode(&g.leaf),
+            "leaf_hash": hex::encode(leaf_hash),
+            "leaf_index": game.seq,
+            "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
+            "checkpoints": output.map(|o| o.checkpoints.iter()
+                .map(|(i, v)| json!({"iteration": i, "value": hex::encode(v)}))
+                .collect::<Vec<_>>()).unwrap_or_default(),
+            "bet": bet_json(game),
+            "timing": timing_json(epoch, neighbours),
+    });
+    // The group's own description: N for an RSA group, D_e (chiavdf's string) for a class group.
+    match (group, &discriminant) {
+        (Group::Rsa(m), _) => proof["modulus_n"] = json!(hex::encode(m.to_be_bytes())),
+        (Group::Class { bits }, d) => {
+            proof["discriminant"] = json!(d.as_ref().and_then(|d| d.as_ref().ok()));
+            proof["discriminant_bits"] = json!(bits);
+        }
+    }
+    let proof = with_interface_members(e, &stored.rng_value, proof);
+    let y = epoch.output.as_ref().map(|o| hex::encode(&o.y));
+    let mut result = result_json(game, y, &stored, derived.as_ref().ok());
+    result["verified"] = json!(verified);
+    result["proof"] = proof.clone();
+    let replay_steps = replay_steps(
+        game,
+        epoch,
+        &leaf_hash,
+        &path,
+        &seed_hex,
+        &stored,
+        derived.as_ref().ok(),
+    );
+    Verification {
+        verified,
+        checks,
+        proof,
+        result,
+        replay_steps,
+    }
+}
+
+/// The stored resolution, the outcome recomputed from `y`, and the `rng_value`, `dice` and
+/// `payout` checks comparing them.
+pub(crate) fn outcome_checks(
+    checks: &mut Vec<Check>,
+    y: &[u8],
+    game: &GameRecord,
+) -> (vrs_store::GameResolution, Result<Outcome, String>) {
+    let g = &game.new;
+    let stored = game
+        .resolution
+        .clone()
+        .unwrap_or_else(|| vrs_store::GameResolution {
+            game_id: g.game_id.clone(),
+            rng_value: String::new(),
+            dice: vec![],
+            won: None,
+            payout: None,
+        });
+    let derived = outcome::derive(y, g);
+    match &derived {
+        Ok(o) => {
+            let again = o.resolution(&g.game_id);
+            check(checks, "rng_value", {
+                if again.rng_value == stored.rng_value {
+                    Ok("HMAC-SHA256(y, game_id ‖ player_seed) matches".into())
+                } else {
+                    Err(format!(
+                        "recomputed {} but stored {}",
+                        again.rng_value, stored.rng_value
+                    ))
+                }
+            });
+            check(checks, "dice", {
+                if again.dice == stored.dice {
+                    Ok(format!("dice {:?}", again.dice))
+                } else {
+                    Err(format!(
+                        "recomputed {:?} but stored {:?}",
+                        again.dice, stored.dice
+                    ))
+                }
+            });
+            check(checks, "payout", {
+                if again.won == stored.won && again.payout == stored.payout {
+                    Ok(match &o.bet {
+                        Some((_, _, s)) => s.rule.clone(),
+                        None => "raw RNG: no bet".into(),
+                    })
+                } else {
+                    Err(format!(
+                        "recomputed won {:?} payout {:?} but stored {:?} {:?}",
+                        again.won, again.payout, stored.won, stored.payout
+                    ))
+                }
+            });
+        }
+        Err(msg) => check(checks, "rng_value", Err(msg.clone())),
+    }
+    (stored, derived)
+}
+
+/// Loads what a pool-served game is checked against and verifies it.
+async fn lookup_pool(
+    store: &dyn Store,
+    anchor_view: &AnchorView,
+    game: GameRecord,
+) -> anyhow::Result<Lookup> {
+    let id = &game.new.game_id;
+    let index = game
+        .pool_index
+        .with_context(|| format!("game {id} has neither an epoch nor a pool entry"))?;
+    let entry = store
+        .pool_entry(index)
+        .await?
+        .with_context(|| format!("pool entry {index} of game {id} is missing"))?;
+    let batch = store
+        .pool_batch(entry.batch)
+        .await?
+        .with_context(|| format!("pool batch {} is missing", entry.batch))?;
+    let prev_batch = match batch.number {
+        1 => None,
+        n => store.pool_batch(n - 1).await?,
+    };
+    let anchor = store.epoch(batch.anchor_epoch).await?;
+    let modulus_id = anchor
+        .as_ref()
+        .map(|a| a.modulus.clone())
+        .with_context(|| format!("anchor epoch {} is missing", batch.anchor_epoch))?;
+    // Pool entries are squared modulo N: a class-group service keeps no pool.
+    let modulus = vrs_engine::group::Modulus::by_name(&modulus_id).with_context(|| {
+        format!("anchor epoch names group {modulus_id}, not an RSA modulus of a pool")
+    })?;
+    let batch_entries = store
+        .pool_batch_entries(batch.number)
+        .await?
+        .into_iter()
+        .map(|e| e.entry)
+        .collect();
+    let evidence = pool::PoolEvidence {
+        entry,
+        batch,
+        prev_batch,
+        anchor,
+        batch_entries,
+    };
+    let pool_batch = evidence.batch.number;
+    let mut v = pool::verify_pool(&modulus, &game, &evidence);
+    let keys = PublishedKeys::load(store).await?;
+    add_pool_binding(store, &mut v, &game, &keys).await?;
+    add_acceptance(&mut v, &game, &keys);
+    attach(store, anchor_view, Subject::PoolBatch(pool_batch), &mut v).await?;
+    Ok(Lookup::Resolved(Box::new(v)))
+}
+
+/// Adds the interface's proof members (section 2.9) to `proof`: the epoch, rngValue, the
+/// derivation text; [`attach`] adds the anchor members.
+pub(crate) fn with_interface_members(vdf_epoch: u64, rng_value: &str, mut proof: Value) -> Value {
+    let members = json!({
+        "vdfEpoch": vdf_epoch,
+        "rngValue": rng_value,
+        "derivation": DERIVATION,
+    });
+    if let (Some(p), Value::Object(m)) = (proof.as_object_mut(), members) {
+        p.extend(m);
+    }
+    proof
+}
+
+/// The committed fields of a game.
+pub fn bet_json(game: &GameRecord) -> Value {
+    let g = &game.new;
+    json!({
+        "game_id": g.game_id,
+        "game": g.game,
+        "bet_type": g.bet_type,
+        "target": g.target,
+        "combo": g.combo,
+        "amount": g.amount,
+        "player_id": g.player_id,
+        "player_seed": g.player_seed,
+        "operator_key": g.operator_key,
+    })
+}
+
+/// The outcome object: die1, die2 (die3 for Sic Bo) and total.
+pub fn outcome_json(dice: &[u8]) -> Value {
+    let mut o = serde_json::Map::new();
+    for (i, d) in dice.iter().enumerate() {
+        o.insert(format!("die{}", i + 1), json!(d));
+    }
+    o.insert(
+        "total".into(),
+        json!(dice.iter().map(|&d| u32::from(d)).sum::<u32>()),
+    );
+    Value::Object(o)
+}
+
+/// The result object of a resolved game; `y` is the output it was derived from (the epoch's,
+/// or a pool entry's).
+pub(crate) fn result_json(
+    game: &GameRecord,
+    y: Option<String>,
+    stored: &vrs_store::GameResolution,
+    derived: Option<&Outcome>,
+) -> Value {
+    let g = &game.new;
+    let mut r = json!({
+        "game_id": g.game_id,
+        "game": g.game,
+        "epoch": game.epoch,
+        "rngValue": stored.rng_value,
+        "entropy": y,
+        "resolved_at": game.resolved_at_ms.map(|ms| ms / 1000),
+        "verify_url": format!("/api/v1/verify/{}", g.game_id),
+        "verify_page": format!("/verify?game={}", g.game_id),
+        "result_hash": hex::encode(vrs_protocol::commit::result_hash(g, stored)),
+    });
+    if g.game == "rng" {
+        r["request_id"] = json!(g.request_id);
+        r["client_seed"] = json!(g.player_seed);
+        r["random"] = json!(stored.rng_value);
+    } else {
+        r["bet_id"] = json!(g.request_id);
+        r["bet_type"] = json!(g.bet_type);
+        r["target"] = json!(g.target);
+        r["combo"] = json!(g.combo);
+        r["amount"] = json!(g.amount);
+        r["player_id"] = json!(g.player_id);
+        r["player_seed"] = json!(g.player_seed);
+        r["operator_key"] = json!(g.operator_key);
+        r["outcome"] = outcome_json(&stored.dice);
+        r["won"] = json!(stored.won);
+        r["payout"] = json!(stored.payout);
+        if let Some((_, _, s)) = derived.and_then(|d| d.bet.as_ref()) {
+            r["rule"] = json!(s.rule);
+        }
+    }
+    r
+}
+
+fn replay_steps(
+    game: &GameRecord,
+    epoch: &EpochRecord,
+    leaf_hash: &merkle::Hash,
+    path: &[merkle::Hash],
+    seed_hex: &str,
+    stored: &vrs_store::GameResolution,
+    derived: Option<&Outcome>,
+) -> Vec<Value> {
+    let g = &game.new;
+    let input = epoch.input.as_ref();
+    let output = epoch.output.as_ref();
+    let y_hex = output.map(|o| hex::encode(&o.y)).unwrap_or_default();
+    let fields = match epoch.version() {
+        1 => "epoch ‖ previous output ‖ bets root ‖ T",
+        _ => "epoch ‖ p ‖ y_p ‖ bets root ‖ nonce ‖ T ‖ opened ‖ closed ‖ margin ‖ rate",
+    };
+    let description = if epoch.modulus.starts_with(GROUP_PREFIX) {
+        format!(
+            "seed = SHA-256(tag ‖ {fields}); D = create_discriminant(seed); x = the generator \
+             of D; y = x^(2^T) in the class group of D with a Wesolowski proof (π, ℓ = B)"
+        )
+    } else {
+        format!(
+            "x = hash_to_group(SHA-256(tag ‖ {fields})); y = x^(2^T) with a Wesolowski proof \
+             (π, ℓ)"
+        )
+    };
+    let mut steps = vec![
+        json!({
+            "step": 1,
+            "action": "bet_committed",
+            "description": "the game joined the open epoch; when the epoch closed, its leaf was \
+                committed in the epoch's RFC 6962 bets tree",
+            "game_id": g.game_id,
+            "epoch": game.epoch,
+            "accepted_at": g.created_at_ms / 1000,
+            "leaf": hex::encode(&g.leaf),
+            "leaf_hash": hex::encode(leaf_hash),
+            "leaf_index": game.seq,
+            "bet_count": input.map(|i| i.bet_count),
+            "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
+            "bets_root": input.map(|i| hex::encode(i.bets_root)),
+            "closed_at": epoch.closed_at_ms.map(|ms| ms / 1000),
+        }),
+        json!({
+            "step": 2,
+            "action": "vdf_epoch_published",
+            "description": description,
+            "epoch": epoch.number,
+            "version": epoch.version(),
+            "previous_epoch": epoch.previous(),
+            "modulus": epoch.modulus,
+            "iterations": input.map(|i| i.iterations),
+            "previous_output": input.map(|i| hex::encode(&i.prev_y)),
+            "bets_root": input.map(|i| hex::encode(i.bets_root)),
+            "epoch_seed": seed_hex,
+            "input": input.map(|i| hex::encode(&i.x)),
+            "output": y_hex,
+            "pi": output.map(|o| hex::encode(&o.pi)),
+            "l": output.map(|o| hex::encode(&o.l)),
+            "computation_ms": output.map(|o| o.computation_ms),
+            "published_at": output.map(|o| o.resolved_at_ms / 1000),
+        }),
+    ];
+    steps.extend(outcome_steps(game, &y_hex, stored, derived));
+    steps
+}
+
+/// Replay steps 3 to 5, the same for every game: rngValue from the key y, the dice, the bet.
+pub(crate) fn outcome_steps(
+    game: &GameRecord,
+    y_hex: &str,
+    stored: &vrs_store::GameResolution,
+    derived: Option<&Outcome>,
+) -> Vec<Value> {
+    let g = &game.new;
+    let seed = g.player_seed.clone().unwrap_or_default();
+    let mut message = g.game_id.as_bytes().to_vec();
+    message.extend_from_slice(seed.as_bytes());
+    let roll = derived.and_then(|d| d.roll.as_ref());
+    let settlement = derived.and_then(|d| d.bet.as_ref());
+    vec![
+        json!({
+            "step": 3,
+            "action": "randomness_derived",
+            "formula": DERIVATION,
+            "key": y_hex,
+            "message": hex::encode(&message),
+            "game_id": g.game_id,
+            "player_seed": g.player_seed,
+            "rngValue": stored.rng_value,
+        }),
+        json!({
+            "step": 4,
+            "action": "dice_rolled",
+            "rule": DICE_DERIVATION,
+            "dice": stored.dice,
+            "bytes_used": roll.map(|r| hex::encode(&r.bytes_used)),
+            "skipped": roll.map(|r| r.skipped),
+            "hmac_blocks": roll.map(|r| r.blocks),
+            "note": if g.game == "rng" { json!("raw RNG request: no dice are rolled") } else { Value::Null },
+        }),
+        json!({
+            "step": 5,
+            "action": "bet_evaluated",
+            "bet_type": g.bet_type,
+            "target": g.target,
+            "combo": g.combo,
+            "amount": g.amount,
+            "total": if stored.dice.is_empty() { Value::Null } else {
+                json!(stored.dice.iter().map(|&d| u32::from(d)).sum::<u32>()) },
+            "won": stored.won,
+            "payout": stored.payout,
+            "rule": settlement.map(|s| s.2.rule.clone()),
+            "note": if g.game == "rng" { json!("raw RNG request: nothing to evaluate") } else { Value::Null },
+        }),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vrs_engine::epoch::Timing;
+    use vrs_engine::timing::Predecessor;
+
+    /// Epoch 5 taking y of epoch 4 (one lane); epoch 4 closed when 5 opened and its y was
+    /// stored after 5 closed.
+    fn facts() -> TimingFacts {
+        TimingFacts {
+            epoch: 5,
+            timing: Some(Timing {
+                previous: 4,
+                iterations: 1_000_000,
+                opened_at_ms: 9_400,
+                closed_at_ms: 10_000,
+                margin_centi: 200,
+                squarings_per_second: 1_000_000,
+            }),
+            ran_iterations: Some(1_000_000),
+            predecessor: Some(Predecessor {
+                closed_at_ms: 9_000,
+                iterations: 1_000_000,
+            }),
+            prior: Some(PriorEpoch {
+                version: 2,
+                closed_at_ms: Some(9_400),
+                resolved_at_ms: Some(10_050),
+            }),
+            min_margin_centi: 0,
+        }
+    }
+
+    fn fails(f: TimingFacts, why: &str) {
+        let err = timing_step(&f).expect_err(why);
+        assert!(err.contains(why), "{err}");
+    }
+
+    #[test]
+    fn the_rule_holds_and_each_part_of_it_fails_alone() {
+        let ok = timing_step(&facts()).expect("an honest epoch");
+        assert!(
+            ok.starts_with("closed 50 ms before y of epoch 4 was stored"),
+            "{ok}"
+        );
+        let with = |f: fn(&mut TimingFacts)| {
+            let mut x = facts();
+            f(&mut x);
+            x
+        };
+        fails(
+            with(|f| {
+                f.prior = Some(PriorEpoch {
+                    resolved_at_ms: Some(9_999),
+                    ..f.prior.unwrap_or_default()
+                })
+            }),
+            "after y of epoch 4 was stored",
+        );
+        fails(with(|f| f.prior = None), "epoch 4's record is missing");
+        fails(
+            with(|f| {
+                f.prior = Some(PriorEpoch {
+                    resolved_at_ms: None,
+                    ..f.prior.unwrap_or_default()
+                })
+            }),
+            "no stored output",
+        );
+        fails(
+            with(|f| {
+                f.prior = Some(PriorEpoch {
+                    closed_at_ms: Some(9_401),
+                    ..f.prior.unwrap_or_default()
+                })
+            }),
+            "two epochs took games at once",
+        );
+        fails(with(|f| f.ran_iterations = Some(999_999)), "the VDF ran T");
+        fails(
+            with(|f| f.min_margin_centi = 250),
+            "below the 2.5 this check requires",
+        );
+        fails(
+            with(|f| f.predecessor = None),
+            "(the predecessor) is missing",
+        );
+    }
+
+    #[test]
+    fn version_1_passes_unless_it_follows_version_2_or_a_margin_is_required() {
+        let v1 = TimingFacts {
+            timing: None,
+            prior: Some(PriorEpoch {
+                version: 1,
+                ..PriorEpoch::default()
+            }),
+            ..facts()
+        };
+        assert!(timing_step(&v1)
+            .expect("version 1")
+            .starts_with("version 1"));
+        fails(
+            TimingFacts {
+                prior: Some(PriorEpoch {
+                    version: 2,
+                    ..PriorEpoch::default()
+                }),
+                ..v1.clone()
+            },
+            "a version-1 epoch after version-2 epoch 4",
+        );
+        fails(
+            TimingFacts {
+                min_margin_centi: 100,
+                ..v1
+            },
+            "makes no timing commitment",
+        );
+    }
+}

@@ -1,0 +1,7 @@
+//! Test harnesses, fixtures and fuzz entry points: the in-process service the fuzz targets and
+//! the proptest suite drive ([`harness`]), the entry points themselves ([`fuzz`]) and their seed
+//! inputs ([`seeds`]). A dev-dependency only: no release binary links it.
+
+pub mod fuzz;
+pub mod harness;
+pub mod seeds;
