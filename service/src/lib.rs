@@ -1,11 +1,15 @@
-//! The service's use cases and the loops that run them: the epoch loop and its VDF threads
-//! ([`epoch`]), the pool generator ([`pool`]), anchoring ([`anchor`]), the bet use case ([`bets`]), the notary's receipts,
-//! payments and sealing ([`notary`]) and the verification of a stored game ([`verify`]). Above
-//! the store and the chain client, below HTTP and the CLI: nothing here knows a status code.
+//! The service's use cases and the loops that run them: the bet use case ([`bets`]), the
+//! epoch loop and its VDF threads ([`epoch`]), the pool generator ([`pool`]), anchoring
+//! ([`anchor`]), the notary's receipts, payments and sealing ([`notary`]), the verification of
+//! a stored game ([`verify`]), and the leader supervisor that runs the loops while this process
+//! holds the store's lease ([`leader`]). Above the store and the chain client, below HTTP and
+//! the CLI: no HTTP framework here (the one HTTP-shaped record is the notary's stored
+//! Idempotency-Key answer, which a replay repeats byte for byte).
 
 pub mod anchor;
 pub mod bets;
 pub mod epoch;
+pub mod leader;
 pub mod notary;
 pub mod pool;
 pub mod verify;

@@ -19,6 +19,7 @@ use vrs_http::{app, AppState};
 use vrs_observe::clock::now_ms;
 use vrs_protocol::games::Limits;
 use vrs_service::epoch::{EngineStatus, EpochConfig, EpochLoop};
+use vrs_service::leader::{self, Duties};
 use vrs_service::notary::{keys, Notary};
 use vrs_service::pool::{Generator, PoolConfig, PoolStatus};
 use vrs_store::sqlite::SqliteStore;
@@ -238,12 +239,14 @@ async fn start(dir: &Path, runtime: &tokio::runtime::Handle) -> Result<Started, 
     let epoch_loop =
         EpochLoop::new(Arc::clone(&store), config, engine).map_err(|e| format!("loop: {e}"))?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    runtime.spawn(epoch_loop.lead(
+    runtime.spawn(leader::lead(
+        epoch_loop,
         stopped,
         Duration::from_millis(20),
-        Some(generator),
-        None,
-        None,
+        Duties {
+            generator: Some(generator),
+            ..Duties::default()
+        },
     ));
 
     let deadline = Instant::now() + Duration::from_secs(60);

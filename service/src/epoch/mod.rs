@@ -49,7 +49,7 @@ pub struct EngineStatus {
 }
 
 impl EngineStatus {
-    fn set_error(&self, e: Option<String>) {
+    pub(crate) fn set_error(&self, e: Option<String>) {
         if let Ok(mut slot) = self.last_error.lock() {
             *slot = e;
         }
@@ -106,83 +106,20 @@ impl EpochLoop {
         })
     }
 
-    /// Runs the loop whenever this process holds the store's lease, until `shutdown` turns
-    /// true. Replicas that do not lead ask again every `poll`; a leader whose lease is lost
-    /// (its lock connection failed) stops at once and becomes a candidate again.
-    /// While leading, `generator` (if any) keeps the instant-bet pool filled beside the loop.
-    pub async fn lead(
-        self,
-        mut shutdown: watch::Receiver<bool>,
-        poll: Duration,
-        mut generator: Option<crate::pool::Generator>,
-        anchorer: Option<crate::anchor::Anchorer>,
-        sealer: Option<crate::notary::sealer::Sealer>,
-    ) {
-        loop {
-            if *shutdown.borrow() {
-                return;
-            }
-            let attempt = tokio::select! {
-                r = self.store.try_lead() => r,
-                _ = shutdown.changed() => return,
-            };
-            match attempt {
-                Ok(Some(mut lease)) => {
-                    self.status.leader.store(true, Ordering::Relaxed);
-                    tracing::info!("this process now leads the epoch chain");
-                    let generate = async {
-                        match generator.as_mut() {
-                            Some(g) => g.run().await,
-                            None => std::future::pending().await,
-                        }
-                    };
-                    // Its own task, so that nothing in it (a panic in the RPC client) can stop
-                    // the epochs; aborted when this term ends.
-                    let anchor = async {
-                        if let Some(mut a) = anchorer.clone() {
-                            let task = tokio::spawn(async move { a.run().await });
-                            let _abort = AbortOnDrop(task.abort_handle());
-                            if let Err(e) = task.await {
-                                tracing::error!(error = %e, "the anchor loop stopped; anchoring resumes when this process leads again");
-                            }
-                        }
-                        std::future::pending::<()>().await
-                    };
-                    let seal = async {
-                        if let Some(s) = sealer.clone() {
-                            let task = tokio::spawn(async move { s.run().await });
-                            let _abort = AbortOnDrop(task.abort_handle());
-                            if let Err(e) = task.await {
-                                tracing::error!(error = %e, "the notary sealer stopped; it resumes when this process leads again");
-                            }
-                        }
-                        std::future::pending::<()>().await
-                    };
-                    let mut term = Term::new(&self);
-                    tokio::select! {
-                        _ = term.run(&mut shutdown) => return,
-                        _ = generate => {}
-                        _ = anchor => {}
-                        _ = seal => {}
-                        _ = lease.lost() => {
-                            tracing::warn!("lost the epoch lease (its database connection failed); standing by");
-                        }
-                    }
-                    self.status.leader.store(false, Ordering::Relaxed);
-                    if let Some(a) = anchorer.as_ref() {
-                        a.stand_by();
-                    }
-                    // Its errors were the leader's; a replica reports none of its own.
-                    self.status.set_error(None);
-                }
-                Ok(None) => {}
-                Err(e) => tracing::warn!(error = %e, "leader election failed"),
-            }
-            tokio::select! {
-                _ = tokio::time::sleep(poll) => {}
-                _ = shutdown.changed() => return,
-            }
-        }
+    /// The store the loop runs on (the supervisor takes its lease).
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// What the loop reports.
+    pub fn status(&self) -> &Arc<EngineStatus> {
+        &self.status
+    }
+
+    /// Runs one term of leadership, while the caller holds the store's lease, until `shutdown`
+    /// turns true. Errors are logged and the work retried; it never ends on its own.
+    pub async fn run_term(&self, shutdown: &mut watch::Receiver<bool>) {
+        Term::new(self).run(shutdown).await
     }
 }
 
@@ -623,13 +560,4 @@ pub async fn previous_output(
         .output
         .with_context(|| format!("epoch {p} is not resolved yet"))?;
     Ok(out.y)
-}
-
-/// Aborts a spawned task when dropped.
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }

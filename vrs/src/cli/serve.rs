@@ -19,6 +19,7 @@ use vrs_protocol::group::Group;
 use vrs_protocol::schedule::{schedule, Ask};
 use vrs_service::anchor::{load_key, AnchorStatus, AnchorView, Anchorer};
 use vrs_service::epoch::{EngineStatus, EpochConfig, EpochLoop};
+use vrs_service::leader;
 use vrs_service::notary::sealer::Sealer;
 use vrs_service::notary::Notary;
 use vrs_service::pool::{Generator, PoolStatus};
@@ -248,8 +249,12 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         chain,
         Arc::clone(&anchor_status),
     );
-    let loop_task =
-        tokio::spawn(epoch_loop.lead(stop_rx, poll, generator, Some(anchorer), Some(sealer)));
+    let duties = leader::Duties {
+        generator,
+        anchorer: Some(anchorer),
+        sealer: Some(sealer),
+    };
+    let loop_task = tokio::spawn(leader::lead(epoch_loop, stop_rx, poll, duties));
     let notary_listener = match config.notary_addr.as_deref().map(str::trim) {
         Some(addr) if !addr.is_empty() => {
             let l = tokio::net::TcpListener::bind(addr)

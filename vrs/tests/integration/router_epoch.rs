@@ -71,11 +71,12 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
     let id = bet["game_id"].as_str().unwrap().to_owned();
 
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let task = tokio::spawn(
-        EpochLoop::new(Arc::clone(&store), config, engine)
-            .unwrap()
-            .lead(stopped, Duration::from_millis(50), None, None, None),
-    );
+    let task = tokio::spawn(vrs_service::leader::lead(
+        EpochLoop::new(Arc::clone(&store), config, engine).unwrap(),
+        stopped,
+        Duration::from_millis(50),
+        Default::default(),
+    ));
 
     let deadline = Instant::now() + Duration::from_secs(30);
     let game = loop {
