@@ -1691,7 +1691,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
   async function poolChecks() {
     const b = p.pool_batch;
     const index = p.pool_index;
-    // The instant-bet pool runs in RSA groups only (protocol/src/group.rs).
+    // The instant-bet pool runs in RSA groups only (protocol/src/epoch_group.rs).
     const rsaOnly = () => {
       if (classGroup) fail(`pool-served games run in an RSA group, but this one names the class group ${p.modulus}`);
     };

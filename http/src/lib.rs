@@ -12,7 +12,7 @@ pub mod metrics;
 pub mod notary;
 pub mod openapi;
 mod pages;
-mod pool;
+mod pool_batches;
 pub mod rate_limit;
 mod reference;
 pub mod schema;
@@ -28,7 +28,7 @@ use rate_limit::RateLimiter;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use vrs_protocol::games::Limits;
-use vrs_service::epoch::EngineStatus;
+use vrs_service::epoch::LoopStatus;
 use vrs_store::Store;
 
 /// The API version reported in `GET /`.
@@ -62,7 +62,7 @@ impl Default for EdgeConfig {
 #[derive(Debug)]
 pub struct AppState {
     pub store: Arc<dyn Store>,
-    pub engine: Arc<EngineStatus>,
+    pub engine: Arc<LoopStatus>,
     pub modulus: String,
     /// T of the epochs this process opens.
     pub iterations: u64,

@@ -93,7 +93,7 @@ pub fn randomness_routes() -> OpenApiRouter<State> {
         .routes(routes!(games::rng_generate))
         .routes(routes!(games::game_result))
         .routes(routes!(games::verify))
-        .routes(routes!(super::pool::batch))
+        .routes(routes!(super::pool_batches::batch))
         .routes(routes!(super::epochs::epoch))
         .routes(routes!(randomness_document))
         .routes(routes!(pages::verify_page))

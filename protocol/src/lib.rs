@@ -6,8 +6,8 @@
 
 pub mod acceptance;
 pub mod commit;
+pub mod epoch_group;
 pub mod games;
-pub mod group;
 pub mod notary;
 pub mod outcome;
 pub mod proof_json;

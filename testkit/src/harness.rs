@@ -18,7 +18,7 @@ use vrs_engine::group::Modulus;
 use vrs_http::{app, AppState};
 use vrs_observe::clock::now_ms;
 use vrs_protocol::games::Limits;
-use vrs_service::epoch::{EngineStatus, EpochConfig, EpochLoop};
+use vrs_service::epoch::{EpochConfig, EpochLoop, LoopStatus};
 use vrs_service::leader::{self, Duties};
 use vrs_service::notary::{keys, Notary};
 use vrs_service::pool::{Generator, PoolConfig, PoolStatus};
@@ -60,7 +60,7 @@ pub fn x402_config() -> X402Config {
 pub fn app_state(store: Arc<dyn Store>) -> AppState {
     AppState {
         store,
-        engine: Arc::new(EngineStatus::default()),
+        engine: Arc::new(LoopStatus::default()),
         modulus: "test512".into(),
         iterations: 1000,
         epoch_ms: 5000,
@@ -157,7 +157,7 @@ async fn start(dir: &Path, runtime: &tokio::runtime::Handle) -> Result<Started, 
     let rate = vrs_engine::calibrate::squarings_per_second(&modulus, Duration::from_millis(100))
         .map_err(|e| format!("calibration: {e}"))?;
     let config = EpochConfig {
-        group: vrs_protocol::group::Group::Rsa(modulus.clone()),
+        group: vrs_protocol::epoch_group::Group::Rsa(modulus.clone()),
         schedule: vrs_protocol::schedule::Schedule {
             iterations: ((rate * EPOCH_MS as f64 / 1000.0) as u64).max(1),
             lanes: 1,
@@ -191,7 +191,7 @@ async fn start(dir: &Path, runtime: &tokio::runtime::Handle) -> Result<Started, 
         batch_backend: Some(BatchKind::Cpu),
     };
     let pool_status = Arc::new(PoolStatus::default());
-    let engine = Arc::new(EngineStatus::default());
+    let engine = Arc::new(LoopStatus::default());
     engine
         .squarings_per_second
         .store(rate.max(1.0) as u64, std::sync::atomic::Ordering::Relaxed);

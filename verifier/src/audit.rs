@@ -24,7 +24,7 @@ use vrs_engine::group::Modulus;
 use vrs_engine::merkle;
 use vrs_engine::timing::{check_anchor_time, Predecessor};
 use vrs_engine::vdf::Proof;
-use vrs_protocol::group::{Group, SeedRule};
+use vrs_protocol::epoch_group::{Group, SeedRule};
 use vrs_protocol::timing::{timing_step, PriorEpoch, TimingFacts};
 
 #[derive(Debug, Args)]

@@ -13,7 +13,7 @@ use vrs_engine::group::Modulus;
 use vrs_engine::merkle::{self, Hash};
 use vrs_engine::vdf;
 use vrs_protocol::commit::bet_leaf;
-use vrs_protocol::group::{Group, SeedRule};
+use vrs_protocol::epoch_group::{Group, SeedRule};
 use vrs_protocol::outcome;
 use vrs_protocol::record::NewGame;
 use vrs_protocol::timing::{timing_step, PriorEpoch, TimingFacts};

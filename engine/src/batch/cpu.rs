@@ -1,7 +1,7 @@
 //! `cpu`: rayon over the values, each squared by the scalar `fast` backend (mulx/adx where
 //! the CPU has it). The baseline the other batch backends are measured against.
 
-use super::pool::Pool;
+use super::workers::Workers;
 use super::{check_below, check_pow_inputs, BatchBackend};
 use crate::backend::fast::monty::pow_window;
 use crate::backend::fast::Fast;
@@ -14,21 +14,21 @@ use rayon::prelude::*;
 /// The baseline batch backend, on a rayon pool of `threads` (0: rayon's global pool).
 #[derive(Debug)]
 pub struct Cpu {
-    pool: Pool,
+    workers: Workers,
 }
 
 impl Cpu {
     /// On rayon's global pool (all cores).
     pub fn new() -> Self {
         Self {
-            pool: Pool::global(),
+            workers: Workers::global(),
         }
     }
 
     /// On a pool of its own with `threads` threads.
     pub fn with_threads(threads: usize) -> Result<Self> {
         Ok(Self {
-            pool: Pool::with_threads("cpu", threads)?,
+            workers: Workers::with_threads("cpu", threads)?,
         })
     }
 }
@@ -45,7 +45,7 @@ impl BatchBackend for Cpu {
     }
 
     fn describe(&self) -> String {
-        let threads = self.pool.threads();
+        let threads = self.workers.threads();
         format!(
             "rayon over values, {threads} threads, scalar fast kernel ({})",
             crate::backend::fast::Kernel::detect().name()
@@ -55,7 +55,7 @@ impl BatchBackend for Cpu {
     fn square_many(&self, modulus: &Modulus, xs: &mut [BigUint], k: u64) -> Result<()> {
         check_below(modulus, "batch value", xs)?;
         let fast = Fast::prepare(modulus)?;
-        self.pool.run(|| {
+        self.workers.run(|| {
             xs.par_iter_mut().for_each(|x| {
                 let mut m = fast.load(x);
                 fast.square_n(&mut m, k);
@@ -73,7 +73,7 @@ impl BatchBackend for Cpu {
     ) -> Result<Vec<BigUint>> {
         check_pow_inputs(modulus, bases, exps)?;
         let fast = Fast::prepare(modulus)?;
-        Ok(self.pool.run(|| {
+        Ok(self.workers.run(|| {
             bases
                 .par_iter()
                 .zip(exps)

@@ -15,10 +15,10 @@
 pub mod cpu;
 #[cfg(feature = "gpu")]
 pub mod gpu;
-mod pool;
 mod radix;
 pub mod simd;
 pub mod verify;
+mod workers;
 
 use crate::error::{Error, Result};
 use crate::group::Modulus;

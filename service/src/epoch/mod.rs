@@ -24,13 +24,13 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc as tmpsc, watch};
 use vrs_engine::merkle;
 use vrs_observe::clock::now_ms;
-use vrs_protocol::group::{Group, SeedRule};
+use vrs_protocol::epoch_group::{Group, SeedRule};
 use vrs_protocol::outcome;
 use vrs_store::{EpochInput, EpochOutput, EpochRecord, PlanParams, Store, StoreError};
 
 /// What the loop is doing, for `/health`, `/` and `/api/v1/stats`.
 #[derive(Debug, Default)]
-pub struct EngineStatus {
+pub struct LoopStatus {
     /// Whether this process leads the epoch chain (other replicas only accept and serve).
     pub leader: AtomicBool,
     /// Epoch whose VDF started last and is running (0: none).
@@ -48,7 +48,7 @@ pub struct EngineStatus {
     pub last_error: Mutex<Option<String>>,
 }
 
-impl EngineStatus {
+impl LoopStatus {
     pub(crate) fn set_error(&self, e: Option<String>) {
         if let Ok(mut slot) = self.last_error.lock() {
             *slot = e;
@@ -86,7 +86,7 @@ impl EpochConfig {
 pub struct EpochLoop {
     store: Arc<dyn Store>,
     config: EpochConfig,
-    status: Arc<EngineStatus>,
+    status: Arc<LoopStatus>,
 }
 
 impl EpochLoop {
@@ -94,7 +94,7 @@ impl EpochLoop {
     pub fn new(
         store: Arc<dyn Store>,
         config: EpochConfig,
-        status: Arc<EngineStatus>,
+        status: Arc<LoopStatus>,
     ) -> anyhow::Result<Self> {
         if status.squarings_per_second.load(Ordering::Relaxed) == 0 {
             bail!("the epoch loop needs the squaring rate measured at start-up");
@@ -112,7 +112,7 @@ impl EpochLoop {
     }
 
     /// What the loop reports.
-    pub fn status(&self) -> &Arc<EngineStatus> {
+    pub fn status(&self) -> &Arc<LoopStatus> {
         &self.status
     }
 
@@ -128,7 +128,7 @@ impl EpochLoop {
 struct Term<'a> {
     store: &'a dyn Store,
     config: &'a EpochConfig,
-    status: &'a Arc<EngineStatus>,
+    status: &'a Arc<LoopStatus>,
     events: tmpsc::UnboundedSender<Event>,
     inbox: tmpsc::UnboundedReceiver<Event>,
     /// Epochs whose VDF job is running.

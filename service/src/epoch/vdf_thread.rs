@@ -5,7 +5,7 @@
 //! there and only then lets it go on), once y exists (the loop can start the epochs whose input
 //! takes it), and when its proof is done.
 
-use super::EngineStatus;
+use super::LoopStatus;
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
@@ -14,7 +14,7 @@ use vrs_engine::backend::fast::Fast;
 use vrs_engine::backend::Backend;
 use vrs_engine::classgroup::{epoch as cg, FastFormSquarer};
 use vrs_engine::vdf::{self, EvalOptions, CHALLENGE_BYTES};
-use vrs_protocol::group::Group;
+use vrs_protocol::epoch_group::Group;
 
 /// Replay checkpoints published per epoch (every ⌈T/16⌉ squarings).
 pub const REPLAY_SEGMENTS: u64 = 16;
@@ -67,7 +67,7 @@ pub fn spawn(
     group: &Group,
     job: Job,
     events: UnboundedSender<Event>,
-    status: Arc<EngineStatus>,
+    status: Arc<LoopStatus>,
 ) -> anyhow::Result<()> {
     let group = group.clone();
     std::thread::Builder::new()
@@ -116,7 +116,7 @@ impl Gate<'_> {
 
 fn run(
     group: &Group,
-    status: &EngineStatus,
+    status: &LoopStatus,
     job: &Job,
     events: &UnboundedSender<Event>,
 ) -> Result<Computed, String> {

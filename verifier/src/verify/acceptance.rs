@@ -9,7 +9,7 @@ use serde_json::Value;
 use vrs_engine::merkle::{self, Hash};
 use vrs_protocol::acceptance::{AcceptanceDoc, Place};
 use vrs_protocol::commit::{parse_leaf, LEAF_FIELD_NAMES};
-use vrs_protocol::group::{Group, SeedRule};
+use vrs_protocol::epoch_group::{Group, SeedRule};
 
 /// The operator's published keys (`GET /`), and since when the first was in use.
 #[derive(Debug, Default)]

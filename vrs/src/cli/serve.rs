@@ -15,10 +15,10 @@ use vrs_http::listener::{self, ConnOptions, Drained};
 use vrs_http::{app_with, notary_app, AppState};
 use vrs_observe::clock::now_ms;
 use vrs_protocol::acceptance::AcceptanceSigner;
-use vrs_protocol::group::Group;
+use vrs_protocol::epoch_group::Group;
 use vrs_protocol::schedule::{schedule, Ask};
 use vrs_service::anchor::{load_key, AnchorStatus, AnchorView, Anchorer};
-use vrs_service::epoch::{EngineStatus, EpochConfig, EpochLoop};
+use vrs_service::epoch::{EpochConfig, EpochLoop, LoopStatus};
 use vrs_service::leader;
 use vrs_service::notary::sealer::Sealer;
 use vrs_service::notary::Notary;
@@ -142,7 +142,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     println!("vrs listening on http://{local}");
     std::io::stdout().flush()?;
 
-    let engine = Arc::new(EngineStatus::default());
+    let engine = Arc::new(LoopStatus::default());
     engine
         .squarings_per_second
         .store(rate.max(1.0) as u64, std::sync::atomic::Ordering::Relaxed);

@@ -442,7 +442,7 @@ fn pool_served_games_pass_and_every_tampering_is_named() {
 /// `epoch_record` fails, and nothing else does.
 #[test]
 fn a_game_handed_another_run_of_its_epoch_fails_epoch_record() {
-    use vrs_protocol::group::{Group, SeedRule};
+    use vrs_protocol::epoch_group::{Group, SeedRule};
     let dir = tempfile::tempdir().expect("tempdir");
     let server = Server::start(dir.path(), FAST);
     let (status, r) = server.post("/api/v1/rng/generate", &json!({"client_seed": "fork"}));

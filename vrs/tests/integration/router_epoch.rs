@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tower::ServiceExt;
 use vrs_engine::group::Modulus;
 use vrs_http::{app, AppState};
-use vrs_service::epoch::{EngineStatus, EpochConfig, EpochLoop};
+use vrs_service::epoch::{EpochConfig, EpochLoop, LoopStatus};
 use vrs_store::sqlite::SqliteStore;
 use vrs_store::Store;
 
@@ -29,7 +29,7 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
     let m = Modulus::by_name("test512").unwrap();
     let rate = vrs_engine::calibrate::squarings_per_second(&m, Duration::from_millis(100)).unwrap();
     let config = EpochConfig {
-        group: vrs_protocol::group::Group::Rsa(m),
+        group: vrs_protocol::epoch_group::Group::Rsa(m),
         schedule: vrs_protocol::schedule::Schedule {
             iterations: (rate / 10.0) as u64,
             lanes: 1,
@@ -46,7 +46,7 @@ async fn a_bet_resolves_and_entropy_names_its_epoch() {
         )
         .await
         .unwrap();
-    let engine = Arc::new(EngineStatus::default());
+    let engine = Arc::new(LoopStatus::default());
     engine
         .squarings_per_second
         .store(rate as u64, std::sync::atomic::Ordering::Relaxed);

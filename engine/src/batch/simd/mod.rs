@@ -28,8 +28,8 @@ mod kernel;
 mod lanes;
 mod monty;
 
-use super::pool::Pool;
 use super::radix::Params;
+use super::workers::Workers;
 use super::{check_below, check_pow_inputs, BatchBackend};
 use crate::error::{Error, Result};
 use crate::group::Modulus;
@@ -154,7 +154,7 @@ enum Prepared {
 #[derive(Debug)]
 pub struct Simd {
     kernel: Kernel,
-    pool: Pool,
+    workers: Workers,
 }
 
 impl Simd {
@@ -162,7 +162,7 @@ impl Simd {
     pub fn new() -> Self {
         Self {
             kernel: Kernel::detect(),
-            pool: Pool::global(),
+            workers: Workers::global(),
         }
     }
 
@@ -176,7 +176,7 @@ impl Simd {
         }
         Ok(Self {
             kernel,
-            pool: Pool::global(),
+            workers: Workers::global(),
         })
     }
 
@@ -189,7 +189,7 @@ impl Simd {
     pub fn on_threads(self, threads: usize) -> Result<Self> {
         Ok(Self {
             kernel: self.kernel,
-            pool: Pool::with_threads("simd", threads)?,
+            workers: Workers::with_threads("simd", threads)?,
         })
     }
 
@@ -215,7 +215,7 @@ impl BatchBackend for Simd {
     }
 
     fn describe(&self) -> String {
-        let threads = self.pool.threads();
+        let threads = self.workers.threads();
         format!("simd ({}, {threads} threads)", self.kernel.name())
     }
 
@@ -231,7 +231,7 @@ impl BatchBackend for Simd {
         }
         let kernel = self.kernel;
         let p = kernel.prepare(modulus)?;
-        self.pool.run(|| {
+        self.workers.run(|| {
             xs.par_chunks_mut(kernel.lanes())
                 .for_each(|chunk| kernel.square_chunk(&p, chunk, k))
         });
@@ -249,7 +249,7 @@ impl BatchBackend for Simd {
         let p = kernel.prepare(modulus)?;
         let lanes = kernel.lanes();
         let mut out = vec![BigUint::default(); bases.len()];
-        self.pool.run(|| {
+        self.workers.run(|| {
             out.par_chunks_mut(lanes)
                 .zip(bases.par_chunks(lanes).zip(exps.par_chunks(lanes)))
                 .for_each(|(o, (b, e))| kernel.pow_chunk(&p, b, e, o))

@@ -1,12 +1,13 @@
-//! Where a CPU batch backend runs its rayon work: rayon's global pool, or a pool of its own.
+//! Where a CPU batch backend runs its rayon work: rayon's global thread pool, or one of its
+//! own (named `Workers` so as not to be taken for the instant-bet pool).
 
 use crate::error::{Error, Result};
 
 /// Rayon's global pool (all cores) or a pool of `threads` threads named after the backend.
 #[derive(Debug, Default)]
-pub(crate) struct Pool(Option<rayon::ThreadPool>);
+pub(crate) struct Workers(Option<rayon::ThreadPool>);
 
-impl Pool {
+impl Workers {
     /// Rayon's global pool.
     pub fn global() -> Self {
         Self(None)

@@ -1,8 +1,8 @@
 //! The group an epoch chain runs in (`--group`): an RSA modulus (`rsa2048`, test moduli,
 //! `hex:`), or a class group (`classgroup-<bits>`) that takes a fresh discriminant from every
-//! epoch's seed (docs/PROTOCOL.md §19). Everything the service and its verifiers do that
-//! depends on the family goes through here: the genesis output, an epoch's input, its VDF
-//! check, and the `veo_class` label.
+//! epoch's seed (docs/PROTOCOL.md §19). Every rule that depends on the family is here: the
+//! genesis output, an epoch's input, its VDF check, and the `veo_class` label (how each layer
+//! computes in that family, its VDF thread or its batch verifier, is that layer's own).
 
 use anyhow::Context;
 use std::collections::VecDeque;
