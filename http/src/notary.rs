@@ -19,7 +19,7 @@
 // so its size does not matter.
 #![allow(clippy::result_large_err)]
 
-use super::{schema as doc, State};
+use super::{schema as doc, ApiError, State};
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxState};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
@@ -38,36 +38,22 @@ use vrs_store::{IdempotentResponse, StoreError};
 /// Longest Idempotency-Key accepted.
 pub const IDEMPOTENCY_KEY_MAX: usize = 255;
 
-fn error(status: StatusCode, body: Value) -> Response {
+/// A JSON answer with `status` (a 202 as well as an error).
+fn json_answer(status: StatusCode, body: Value) -> Response {
     (status, Json(body)).into_response()
 }
 
 fn field_error(e: FieldError) -> Response {
-    error(
+    json_answer(
         StatusCode::BAD_REQUEST,
         json!({ "error": e.message, "field": e.field }),
     )
 }
 
-fn unavailable(e: impl std::fmt::Display) -> Response {
-    tracing::warn!(detail = %e, "notary: database unavailable");
-    error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        json!({ "error": "the database is unavailable; retry shortly" }),
-    )
-}
-
+/// A store error, through the API's one mapping (503 while the database is unavailable,
+/// else 500; the detail only in the log).
 fn store_error(e: StoreError) -> Response {
-    match e {
-        StoreError::Unavailable(m) => unavailable(m),
-        other => {
-            tracing::error!(error = %other, "notary: store error");
-            error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                json!({ "error": "internal error" }),
-            )
-        }
-    }
+    ApiError::from(e).into_response()
 }
 
 /// The notary's base URL as this request reached it (receipt URLs are absolute).
@@ -195,7 +181,7 @@ pub async fn receipt(
     headers: HeaderMap,
 ) -> Response {
     let not_found = || {
-        error(
+        json_answer(
             StatusCode::NOT_FOUND,
             json!({ "error": format!("receipt {id} not found"), "receipt_id": id }),
         )
@@ -210,16 +196,7 @@ pub async fn receipt(
     };
     match receipt::full_json(state.store.as_ref(), &state.anchor, &r, &base_url(&headers)).await {
         Ok(v) => Json(v).into_response(),
-        Err(e) => match e.downcast::<StoreError>() {
-            Ok(se) => store_error(se),
-            Err(e) => {
-                tracing::error!(error = %format!("{e:#}"), "notary: receipt");
-                error(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    json!({ "error": "internal error" }),
-                )
-            }
-        },
+        Err(e) => ApiError::from(e).into_response(),
     }
 }
 
@@ -243,7 +220,7 @@ async fn parse_request(state: &State, body: &[u8]) -> Result<Request, Response> 
         .keys()
         .find(|k| !["schema", "payload_hash", "metadata"].contains(&k.as_str()))
     {
-        return Err(error(
+        return Err(json_answer(
             StatusCode::BAD_REQUEST,
             json!({
                 "error": format!("unknown member {k:?}; the body has schema, payload_hash and metadata"),
@@ -254,7 +231,7 @@ async fn parse_request(state: &State, body: &[u8]) -> Result<Request, Response> 
     let ids: Vec<&str> = schema::ALL.iter().map(|s| s.id()).collect();
     let schema = match obj.get("schema") {
         Some(Value::String(s)) => Schema::parse(s).ok_or_else(|| {
-            error(
+            json_answer(
                 StatusCode::BAD_REQUEST,
                 json!({
                     "error": format!("unknown schema {s:?}; see GET /v1/notarize/schemas"),
@@ -264,7 +241,7 @@ async fn parse_request(state: &State, body: &[u8]) -> Result<Request, Response> 
             )
         })?,
         other => {
-            return Err(error(
+            return Err(json_answer(
                 StatusCode::BAD_REQUEST,
                 json!({
                     "error": match other {
@@ -323,7 +300,7 @@ async fn check_game_result(
     notarize::check_game_result(state.store.as_ref(), game_id, payload_hash)
         .await
         .map_err(|e| match e {
-            GameResultRefused::NotFound => error(
+            GameResultRefused::NotFound => json_answer(
                 // 404, not 400: the body is well formed, the game it names does not exist.
                 StatusCode::NOT_FOUND,
                 json!({ "error": format!("game {game_id} not found"), "field": "metadata.game_id" }),
@@ -344,7 +321,7 @@ async fn check_game_result(
 }
 
 fn unauthorized(message: &str, error_code: &str) -> Response {
-    let mut res = error(StatusCode::UNAUTHORIZED, json!({ "error": message }));
+    let mut res = json_answer(StatusCode::UNAUTHORIZED, json!({ "error": message }));
     if let Ok(v) = HeaderValue::from_str(&format!(
         "Bearer realm=\"vrs-notary\", error=\"{error_code}\""
     )) {
@@ -364,7 +341,7 @@ fn payment_required(state: &State, headers: &HeaderMap, reason: &str) -> Respons
     let resource = format!("{}/v1/notarize", base_url(headers));
     let (header_value, mut body) = x402::payment_required(&x.config, &resource, reason);
     body["payment_methods"] = json!(state.notary.methods());
-    let mut res = error(StatusCode::PAYMENT_REQUIRED, body);
+    let mut res = json_answer(StatusCode::PAYMENT_REQUIRED, body);
     if let Ok(v) = HeaderValue::from_str(&header_value) {
         res.headers_mut()
             .insert(HeaderName::from_static(x402::HEADER_REQUIRED), v);
@@ -453,7 +430,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Response> {
 fn replay(stored: &IdempotentResponse) -> Response {
     let saved: Value = serde_json::from_str(&stored.response).unwrap_or(Value::Null);
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::ACCEPTED);
-    let mut res = error(status, saved.get("body").cloned().unwrap_or(Value::Null));
+    let mut res = json_answer(status, saved.get("body").cloned().unwrap_or(Value::Null));
     if let Some(Value::Object(h)) = saved.get("headers") {
         for (name, value) in h {
             if let (Ok(n), Some(Ok(v))) = (
@@ -524,7 +501,7 @@ pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: 
     .await;
     match done {
         Notarized::Receipted(r) => {
-            let mut res = error(StatusCode::ACCEPTED, r.body);
+            let mut res = json_answer(StatusCode::ACCEPTED, r.body);
             for (name, value) in r.headers {
                 if let Ok(v) = HeaderValue::from_str(&value) {
                     res.headers_mut().insert(HeaderName::from_static(name), v);
@@ -533,7 +510,7 @@ pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: 
             res
         }
         Notarized::Replay(stored) => replay(&stored),
-        Notarized::KeyReused => error(
+        Notarized::KeyReused => json_answer(
             StatusCode::UNPROCESSABLE_ENTITY,
             json!({
                 "error": "this Idempotency-Key was used with a different request body; \
@@ -541,7 +518,7 @@ pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: 
                 "field": "Idempotency-Key",
             }),
         ),
-        Notarized::KeyInFlight => error(
+        Notarized::KeyInFlight => json_answer(
             StatusCode::CONFLICT,
             json!({
                 "error": "a request with this Idempotency-Key is still being processed; \
@@ -568,7 +545,7 @@ fn refused(state: &State, headers: &HeaderMap, r: Refused) -> Response {
             res
         }
         Refused::Unconfirmed { why, receipt_id } => {
-            let mut res = error(
+            let mut res = json_answer(
                 StatusCode::SERVICE_UNAVAILABLE,
                 json!({
                     "error": format!(
@@ -584,7 +561,7 @@ fn refused(state: &State, headers: &HeaderMap, r: Refused) -> Response {
                 .insert(header::RETRY_AFTER, HeaderValue::from(30u32));
             res
         }
-        Refused::PaidNotStored { receipt_id } => error(
+        Refused::PaidNotStored { receipt_id } => json_answer(
             StatusCode::SERVICE_UNAVAILABLE,
             json!({
                 "error": "your payment has settled but the database is unavailable; the \
@@ -594,7 +571,7 @@ fn refused(state: &State, headers: &HeaderMap, r: Refused) -> Response {
             }),
         ),
         Refused::Store(e) => store_error(e),
-        Refused::Internal => error(
+        Refused::Internal => json_answer(
             StatusCode::INTERNAL_SERVER_ERROR,
             json!({ "error": "internal error" }),
         ),
