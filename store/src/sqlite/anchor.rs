@@ -7,6 +7,7 @@ use crate::StoreResult;
 use crate::{check_anchor_link, AnchorBatch, AnchorCounts, AnchorState, AnchorTx, StoreError};
 use rusqlite::{params, Connection, OptionalExtension};
 
+/// The columns `batches` reads, by name.
 const COLUMNS: &str = "number, first_epoch, last_epoch, pool_from, pool_to, leaves, root, \
      created_at_ms, status, tx_hash, block_number, confirmed_at_ms, notary_from, notary_to";
 
@@ -59,20 +60,20 @@ pub(super) fn batches(
     let rows = stmt
         .query_map(p, |r| {
             Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-                r.get(8)?,
-                r.get(9)?,
-                r.get(10)?,
-                r.get(11)?,
-                r.get(12)?,
-                r.get(13)?,
+                r.get("number")?,
+                r.get("first_epoch")?,
+                r.get("last_epoch")?,
+                r.get("pool_from")?,
+                r.get("pool_to")?,
+                r.get("leaves")?,
+                r.get("root")?,
+                r.get("created_at_ms")?,
+                r.get("status")?,
+                r.get("tx_hash")?,
+                r.get("block_number")?,
+                r.get("confirmed_at_ms")?,
+                r.get("notary_from")?,
+                r.get("notary_to")?,
             ))
         })
         .map_err(unavailable)?;

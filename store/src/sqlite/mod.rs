@@ -620,21 +620,22 @@ fn insert_game(
     Ok((epoch as u64, signed))
 }
 
+/// The columns `epoch_from_row` reads, by name.
 const EPOCH_COLUMNS: &str = "number, status, modulus, opened_at_ms, closed_at_ms, iterations, \
      prev_y, bets_root, bet_count, x, y, pi, l, checkpoints, computation_ms, resolved_at_ms, \
      plan_previous, plan_iterations, plan_margin_centi, plan_rate, deadline_ms, nonce";
 
 fn epoch_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<EpochRecord>> {
-    let status: String = r.get(1)?;
-    let iterations: Option<i64> = r.get(5)?;
-    let bets_root: Option<Vec<u8>> = r.get(7)?;
-    let y: Option<Vec<u8>> = r.get(10)?;
-    let checkpoints: Option<String> = r.get(13)?;
+    let status: String = r.get("status")?;
+    let iterations: Option<i64> = r.get("iterations")?;
+    let bets_root: Option<Vec<u8>> = r.get("bets_root")?;
+    let y: Option<Vec<u8>> = r.get("y")?;
+    let checkpoints: Option<String> = r.get("checkpoints")?;
     let input = match (iterations, bets_root) {
         (Some(t), Some(root)) => Some((|| -> rusqlite::Result<EpochInput> {
             Ok(EpochInput {
                 iterations: t as u64,
-                prev_y: r.get::<_, Option<Vec<u8>>>(6)?.unwrap_or_default(),
+                prev_y: r.get::<_, Option<Vec<u8>>>("prev_y")?.unwrap_or_default(),
                 bets_root: root.try_into().map_err(|_| {
                     rusqlite::Error::InvalidColumnType(
                         7,
@@ -642,8 +643,8 @@ fn epoch_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<EpochRecord>> {
                         rusqlite::types::Type::Blob,
                     )
                 })?,
-                bet_count: r.get::<_, Option<i64>>(8)?.unwrap_or(0) as u64,
-                x: r.get::<_, Option<Vec<u8>>>(9)?.unwrap_or_default(),
+                bet_count: r.get::<_, Option<i64>>("bet_count")?.unwrap_or(0) as u64,
+                x: r.get::<_, Option<Vec<u8>>>("x")?.unwrap_or_default(),
             })
         })()?),
         _ => None,
@@ -656,11 +657,11 @@ fn epoch_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<EpochRecord>> {
             };
             Some(EpochOutput {
                 y,
-                pi: r.get::<_, Option<Vec<u8>>>(11)?.unwrap_or_default(),
-                l: r.get::<_, Option<Vec<u8>>>(12)?.unwrap_or_default(),
+                pi: r.get::<_, Option<Vec<u8>>>("pi")?.unwrap_or_default(),
+                l: r.get::<_, Option<Vec<u8>>>("l")?.unwrap_or_default(),
                 checkpoints,
-                computation_ms: r.get::<_, Option<i64>>(14)?.unwrap_or(0) as u64,
-                resolved_at_ms: r.get::<_, Option<i64>>(15)?.unwrap_or(0),
+                computation_ms: r.get::<_, Option<i64>>("computation_ms")?.unwrap_or(0) as u64,
+                resolved_at_ms: r.get::<_, Option<i64>>("resolved_at_ms")?.unwrap_or(0),
             })
         }
         None => None,
@@ -669,17 +670,23 @@ fn epoch_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<EpochRecord>> {
         Ok(s) => s,
         Err(e) => return Ok(Err(e)),
     };
-    let plan = super::codec::epoch_plan(r.get(16)?, r.get(17)?, r.get(18)?, r.get(19)?, r.get(20)?);
-    let nonce = match super::codec::nonce(r.get(21)?) {
+    let plan = super::codec::epoch_plan(
+        r.get("plan_previous")?,
+        r.get("plan_iterations")?,
+        r.get("plan_margin_centi")?,
+        r.get("plan_rate")?,
+        r.get("deadline_ms")?,
+    );
+    let nonce = match super::codec::nonce(r.get("nonce")?) {
         Ok(n) => n,
         Err(e) => return Ok(Err(e)),
     };
     Ok(Ok(EpochRecord {
-        number: r.get::<_, i64>(0)? as u64,
+        number: r.get::<_, i64>("number")? as u64,
         status,
-        modulus: r.get(2)?,
-        opened_at_ms: r.get(3)?,
-        closed_at_ms: r.get(4)?,
+        modulus: r.get("modulus")?,
+        opened_at_ms: r.get("opened_at_ms")?,
+        closed_at_ms: r.get("closed_at_ms")?,
         plan,
         nonce,
         input,
@@ -702,26 +709,27 @@ fn query_epoch(
     .transpose()
 }
 
-/// An epoch game's result columns count only once its epoch is resolved: resolve_epoch writes
-/// them in several transactions before the one that resolves the epoch.
+/// The columns `game_from_row` reads, by name. An epoch game's result columns count only once
+/// its epoch is resolved: resolve_epoch writes them in several transactions before the one
+/// that resolves the epoch.
 const GAME_COLUMNS: &str = "game_id, request_id, game, bet_type, target, combo, amount, \
      player_id, player_seed, operator_key, created_at_ms, epoch, seq, leaf, \
      CASE WHEN pool_index IS NOT NULL \
           OR (SELECT status FROM epochs WHERE number = games.epoch) = 'resolved' \
-          THEN rng_value END, \
+          THEN rng_value END AS rng_value, \
      dice, won, payout, resolved_at_ms, pool_index, acceptance_key, acceptance_sig, bet_epoch";
 
 fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
-    let combo: Option<String> = r.get(5)?;
+    let combo: Option<String> = r.get("combo")?;
     let combo = match parse_combo(combo.as_deref()) {
         Ok(c) => c,
         Err(e) => return Ok(Err(e)),
     };
-    let game_id: String = r.get(0)?;
-    let rng_value: Option<String> = r.get(14)?;
+    let game_id: String = r.get("game_id")?;
+    let rng_value: Option<String> = r.get("rng_value")?;
     let resolution = match rng_value {
         Some(rng_value) => {
-            let dice: Option<String> = r.get(15)?;
+            let dice: Option<String> = r.get("dice")?;
             let dice = match parse_digits(dice.as_deref().unwrap_or(""), "dice") {
                 Ok(d) => d,
                 Err(e) => return Ok(Err(e)),
@@ -730,8 +738,8 @@ fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
                 game_id: game_id.clone(),
                 rng_value,
                 dice,
-                won: r.get::<_, Option<bool>>(16)?,
-                payout: r.get(17)?,
+                won: r.get::<_, Option<bool>>("won")?,
+                payout: r.get("payout")?,
             })
         }
         None => None,
@@ -739,28 +747,28 @@ fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
     Ok(Ok(GameRecord {
         new: NewGame {
             game_id,
-            request_id: r.get(1)?,
-            game: r.get(2)?,
-            bet_type: r.get(3)?,
-            target: r.get(4)?,
+            request_id: r.get("request_id")?,
+            game: r.get("game")?,
+            bet_type: r.get("bet_type")?,
+            target: r.get("target")?,
             combo,
-            amount: r.get(6)?,
-            player_id: r.get(7)?,
-            player_seed: r.get(8)?,
-            operator_key: r.get(9)?,
-            created_at_ms: r.get(10)?,
-            leaf: r.get(13)?,
-            acceptance: match signed_from(r.get(20)?, r.get(21)?) {
+            amount: r.get("amount")?,
+            player_id: r.get("player_id")?,
+            player_seed: r.get("player_seed")?,
+            operator_key: r.get("operator_key")?,
+            created_at_ms: r.get("created_at_ms")?,
+            leaf: r.get("leaf")?,
+            acceptance: match signed_from(r.get("acceptance_key")?, r.get("acceptance_sig")?) {
                 Ok(a) => a,
                 Err(e) => return Ok(Err(e)),
             },
         },
-        epoch: r.get::<_, Option<i64>>(11)?.map(|e| e as u64),
-        pool_index: r.get::<_, Option<i64>>(19)?.map(|i| i as u64),
-        bet_epoch: r.get::<_, Option<i64>>(22)?.map(|e| e as u64),
-        seq: r.get::<_, Option<i64>>(12)?.map(|s| s as u64),
+        epoch: r.get::<_, Option<i64>>("epoch")?.map(|e| e as u64),
+        pool_index: r.get::<_, Option<i64>>("pool_index")?.map(|i| i as u64),
+        bet_epoch: r.get::<_, Option<i64>>("bet_epoch")?.map(|e| e as u64),
+        seq: r.get::<_, Option<i64>>("seq")?.map(|s| s as u64),
         resolved_at_ms: match resolution {
-            Some(_) => r.get(18)?,
+            Some(_) => r.get("resolved_at_ms")?,
             None => None,
         },
         resolution,
@@ -807,7 +815,7 @@ pub(super) fn hash32(v: Vec<u8>, what: &str) -> StoreResult<[u8; 32]> {
         .map_err(|_| StoreError::Corrupt(format!("{what} is not 32 bytes")))
 }
 
-/// Entry columns, with the game that consumed it (if any) joined in.
+/// Entry columns, with the game that consumed it (if any) joined in; read by name.
 const POOL_ENTRY_COLUMNS: &str = "e.idx, e.batch, e.iterations, e.x, e.y, e.l, e.pi, \
      g.game_id, g.resolved_at_ms, e.secret";
 
@@ -825,18 +833,18 @@ fn query_pool_entries(
     let rows = stmt
         .query_map(p, |r| {
             Ok(PoolEntry {
-                batch: r.get::<_, i64>(1)? as u64,
+                batch: r.get::<_, i64>("batch")? as u64,
                 entry: vrs_engine::pool::Entry {
-                    index: r.get::<_, i64>(0)? as u64,
-                    secret: r.get::<_, [u8; 32]>(9)?,
-                    iterations: r.get::<_, i64>(2)? as u64,
-                    x: r.get(3)?,
-                    y: r.get(4)?,
-                    l: r.get(5)?,
-                    pi: r.get(6)?,
+                    index: r.get::<_, i64>("idx")? as u64,
+                    secret: r.get::<_, [u8; 32]>("secret")?,
+                    iterations: r.get::<_, i64>("iterations")? as u64,
+                    x: r.get("x")?,
+                    y: r.get("y")?,
+                    l: r.get("l")?,
+                    pi: r.get("pi")?,
                 },
-                game_id: r.get(7)?,
-                served_at_ms: r.get(8)?,
+                game_id: r.get("game_id")?,
+                served_at_ms: r.get("resolved_at_ms")?,
             })
         })
         .map_err(unavailable)?;
@@ -844,6 +852,7 @@ fn query_pool_entries(
         .map_err(unavailable)
 }
 
+/// Batch columns, read by name.
 const POOL_BATCH_COLUMNS: &str =
     "number, first_index, size, prev_root, anchor_epoch, seed, root, committed_at_ms";
 
@@ -868,14 +877,14 @@ pub(super) fn query_pool_batches(
     let rows = stmt
         .query_map(p, |r| {
             Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, Vec<u8>>(3)?,
-                r.get::<_, i64>(4)?,
-                r.get::<_, Vec<u8>>(5)?,
-                r.get::<_, Vec<u8>>(6)?,
-                r.get::<_, i64>(7)?,
+                r.get::<_, i64>("number")?,
+                r.get::<_, i64>("first_index")?,
+                r.get::<_, i64>("size")?,
+                r.get::<_, Vec<u8>>("prev_root")?,
+                r.get::<_, i64>("anchor_epoch")?,
+                r.get::<_, Vec<u8>>("seed")?,
+                r.get::<_, Vec<u8>>("root")?,
+                r.get::<_, i64>("committed_at_ms")?,
             ))
         })
         .map_err(unavailable)?;

@@ -84,6 +84,7 @@ pub(super) fn insert_receipt(
     Ok(())
 }
 
+/// The columns `receipt` reads, by name.
 const RECEIPT_COLUMNS: &str = "receipt_id, schema, payload_hash, metadata, leaf_hash, \
      submitted_at_ms, payment_method, payer, payment_tx, batch, leaf_index";
 
@@ -95,17 +96,17 @@ pub(super) fn receipt(conn: &Connection, id: &str) -> StoreResult<Option<Receipt
         .and_then(|mut s| {
             s.query_row([id], |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, Vec<u8>>(4)?,
-                    r.get::<_, i64>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, String>(7)?,
-                    r.get::<_, Option<String>>(8)?,
-                    r.get::<_, Option<i64>>(9)?,
-                    r.get::<_, Option<i64>>(10)?,
+                    r.get::<_, String>("receipt_id")?,
+                    r.get::<_, String>("schema")?,
+                    r.get::<_, String>("payload_hash")?,
+                    r.get::<_, String>("metadata")?,
+                    r.get::<_, Vec<u8>>("leaf_hash")?,
+                    r.get::<_, i64>("submitted_at_ms")?,
+                    r.get::<_, String>("payment_method")?,
+                    r.get::<_, String>("payer")?,
+                    r.get::<_, Option<String>>("payment_tx")?,
+                    r.get::<_, Option<i64>>("batch")?,
+                    r.get::<_, Option<i64>>("leaf_index")?,
                 ))
             })
             .optional()
