@@ -46,19 +46,11 @@ pub async fn place(
     instant: bool,
 ) -> Result<Placement, StoreError> {
     let new = NewGame {
-        game_id: random_id(),
-        request_id: random_id(),
-        game: game.name().to_owned(),
         bet_type: Some(bet.spec.bet_type().to_owned()),
         target: bet.spec.target(),
         combo: bet.spec.combo(),
         amount: Some(bet.amount.to_string()),
-        player_id: bet.player_id,
-        player_seed: bet.player_seed,
-        operator_key: bet.operator_key,
-        created_at_ms: now_ms(),
-        leaf: Vec::new(),
-        acceptance: None,
+        ..arriving(game, bet.player_id, bet.player_seed, bet.operator_key)
     };
     if instant {
         if let Some(served) = serve_from_pool(store, signer, &new).await? {
@@ -82,27 +74,43 @@ pub async fn request_rng(
     signer: &Arc<AcceptanceSigner>,
     client_seed: Option<String>,
 ) -> Result<Accepted, StoreError> {
-    let new = NewGame {
-        game_id: random_id(),
-        request_id: random_id(),
-        game: Game::Rng.name().to_owned(),
-        bet_type: None,
-        target: None,
-        combo: None,
-        amount: None,
-        player_id: games::DEFAULT_PLAYER_ID.to_owned(),
-        player_seed: client_seed,
-        operator_key: games::DEFAULT_OPERATOR_KEY.to_owned(),
-        created_at_ms: now_ms(),
-        leaf: Vec::new(),
-        acceptance: None,
-    };
+    let new = arriving(
+        Game::Rng,
+        games::DEFAULT_PLAYER_ID.to_owned(),
+        client_seed,
+        games::DEFAULT_OPERATOR_KEY.to_owned(),
+    );
     let accepted = commit(store, signer, new).await?;
     metrics::global()
         .bets_accepted
         .with(&[Game::Rng.name(), "epoch"])
         .inc();
     Ok(accepted)
+}
+
+/// A game arriving now, with fresh ids and no bet: its leaf and acceptance come when it is
+/// committed or served.
+fn arriving(
+    game: Game,
+    player_id: String,
+    player_seed: Option<String>,
+    operator_key: String,
+) -> NewGame {
+    NewGame {
+        game_id: random_id(),
+        request_id: random_id(),
+        game: game.name().to_owned(),
+        bet_type: None,
+        target: None,
+        combo: None,
+        amount: None,
+        player_id,
+        player_seed,
+        operator_key,
+        created_at_ms: now_ms(),
+        leaf: Vec::new(),
+        acceptance: None,
+    }
 }
 
 /// 32 lowercase hex digits from the operating system's CSPRNG.

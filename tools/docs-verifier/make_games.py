@@ -78,6 +78,13 @@ def request(server, path, body=None):
             return e.code, {}
 
 
+def wait_until(done, seconds):
+    """Polls `done` until it holds or `seconds` pass (then the caller goes on regardless)."""
+    deadline = time.time() + seconds
+    while not done() and time.time() < deadline:
+        time.sleep(0.05)
+
+
 def main():
     ap = argparse.ArgumentParser(description="Place vrs games; print `KIND GAME_ID` lines.")
     ap.add_argument("--server", required=True)
@@ -107,14 +114,16 @@ def main():
     # Wait for a committed pool batch, so that the instant bets can be pool-served; a class-group
     # server keeps no pool (PROTOCOL §19; its group is GET /'s vdf_engine.epoch.modulus, §20.8).
     group = ((request(s, "/")[1].get("vdf_engine") or {}).get("epoch") or {}).get("modulus") or ""
-    if instant and not group.startswith("classgroup"):
-        deadline = time.time() + 20
-        while time.time() < deadline and request(s, "/api/v1/pool/batches/1")[0] != 200:
-            time.sleep(0.25)
-    for kind, path, body in instant:  # one after the other, leaving the pool time to refill
+    pooled = not group.startswith("classgroup")
+
+    def pool_has_entries():
+        return ((request(s, "/api/v1/stats")[1].get("pool") or {}).get("depth") or 0) > 0
+
+    for kind, path, body in instant:  # one after the other, each once the pool holds an entry
+        if pooled:
+            wait_until(pool_has_entries, 20)
         status, resp = request(s, path, body)
         out.append((kind + (":pool" if status == 200 and resp.get("pool_served") is True else ":epoch"), status, resp))
-        time.sleep(0.1)
     failed = False
     for kind, status, body in out:
         if status not in (200, 202) or "game_id" not in body:

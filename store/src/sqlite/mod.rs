@@ -709,7 +709,7 @@ fn query_epoch(
     .transpose()
 }
 
-/// The columns `game_from_row` reads, by name. An epoch game's result columns count only once
+/// The columns `game_from_row` reads ([`GAME_NAMES`]). An epoch game's result columns count only once
 /// its epoch is resolved: resolve_epoch writes them in several transactions before the one
 /// that resolves the epoch.
 const GAME_COLUMNS: &str = "game_id, request_id, game, bet_type, target, combo, amount, \
@@ -719,17 +719,73 @@ const GAME_COLUMNS: &str = "game_id, request_id, game, bet_type, target, combo, 
           THEN rng_value END AS rng_value, \
      dice, won, payout, resolved_at_ms, pool_index, acceptance_key, acceptance_sig, bet_epoch";
 
+/// The names of [`GAME_COLUMNS`] in order. `game_from_row` reads by these names, resolved to
+/// positions when it is compiled (it runs for every game of an epoch at resolution, where a
+/// lookup by name would scan the column names once per value); `query_games` checks in debug
+/// builds that the statement's columns are these.
+const GAME_NAMES: [&str; 23] = [
+    "game_id",
+    "request_id",
+    "game",
+    "bet_type",
+    "target",
+    "combo",
+    "amount",
+    "player_id",
+    "player_seed",
+    "operator_key",
+    "created_at_ms",
+    "epoch",
+    "seq",
+    "leaf",
+    "rng_value",
+    "dice",
+    "won",
+    "payout",
+    "resolved_at_ms",
+    "pool_index",
+    "acceptance_key",
+    "acceptance_sig",
+    "bet_epoch",
+];
+
+/// The position of `name` in [`GAME_NAMES`]; a name not there does not compile.
+const fn game_col(name: &str) -> usize {
+    let mut i = 0;
+    while i < GAME_NAMES.len() {
+        if same(GAME_NAMES[i].as_bytes(), name.as_bytes()) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("not a column of GAME_COLUMNS")
+}
+
+const fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
-    let combo: Option<String> = r.get("combo")?;
+    let combo: Option<String> = r.get(const { game_col("combo") })?;
     let combo = match parse_combo(combo.as_deref()) {
         Ok(c) => c,
         Err(e) => return Ok(Err(e)),
     };
-    let game_id: String = r.get("game_id")?;
-    let rng_value: Option<String> = r.get("rng_value")?;
+    let game_id: String = r.get(const { game_col("game_id") })?;
+    let rng_value: Option<String> = r.get(const { game_col("rng_value") })?;
     let resolution = match rng_value {
         Some(rng_value) => {
-            let dice: Option<String> = r.get("dice")?;
+            let dice: Option<String> = r.get(const { game_col("dice") })?;
             let dice = match parse_digits(dice.as_deref().unwrap_or(""), "dice") {
                 Ok(d) => d,
                 Err(e) => return Ok(Err(e)),
@@ -738,8 +794,8 @@ fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
                 game_id: game_id.clone(),
                 rng_value,
                 dice,
-                won: r.get::<_, Option<bool>>("won")?,
-                payout: r.get("payout")?,
+                won: r.get::<_, Option<bool>>(const { game_col("won") })?,
+                payout: r.get(const { game_col("payout") })?,
             })
         }
         None => None,
@@ -747,28 +803,39 @@ fn game_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<GameRecord>> {
     Ok(Ok(GameRecord {
         new: NewGame {
             game_id,
-            request_id: r.get("request_id")?,
-            game: r.get("game")?,
-            bet_type: r.get("bet_type")?,
-            target: r.get("target")?,
+            request_id: r.get(const { game_col("request_id") })?,
+            game: r.get(const { game_col("game") })?,
+            bet_type: r.get(const { game_col("bet_type") })?,
+            target: r.get(const { game_col("target") })?,
             combo,
-            amount: r.get("amount")?,
-            player_id: r.get("player_id")?,
-            player_seed: r.get("player_seed")?,
-            operator_key: r.get("operator_key")?,
-            created_at_ms: r.get("created_at_ms")?,
-            leaf: r.get("leaf")?,
-            acceptance: match signed_from(r.get("acceptance_key")?, r.get("acceptance_sig")?) {
+            amount: r.get(const { game_col("amount") })?,
+            player_id: r.get(const { game_col("player_id") })?,
+            player_seed: r.get(const { game_col("player_seed") })?,
+            operator_key: r.get(const { game_col("operator_key") })?,
+            created_at_ms: r.get(const { game_col("created_at_ms") })?,
+            leaf: r.get(const { game_col("leaf") })?,
+            acceptance: match signed_from(
+                r.get(const { game_col("acceptance_key") })?,
+                r.get(const { game_col("acceptance_sig") })?,
+            ) {
                 Ok(a) => a,
                 Err(e) => return Ok(Err(e)),
             },
         },
-        epoch: r.get::<_, Option<i64>>("epoch")?.map(|e| e as u64),
-        pool_index: r.get::<_, Option<i64>>("pool_index")?.map(|i| i as u64),
-        bet_epoch: r.get::<_, Option<i64>>("bet_epoch")?.map(|e| e as u64),
-        seq: r.get::<_, Option<i64>>("seq")?.map(|s| s as u64),
+        epoch: r
+            .get::<_, Option<i64>>(const { game_col("epoch") })?
+            .map(|e| e as u64),
+        pool_index: r
+            .get::<_, Option<i64>>(const { game_col("pool_index") })?
+            .map(|i| i as u64),
+        bet_epoch: r
+            .get::<_, Option<i64>>(const { game_col("bet_epoch") })?
+            .map(|e| e as u64),
+        seq: r
+            .get::<_, Option<i64>>(const { game_col("seq") })?
+            .map(|s| s as u64),
         resolved_at_ms: match resolution {
-            Some(_) => r.get("resolved_at_ms")?,
+            Some(_) => r.get(const { game_col("resolved_at_ms") })?,
             None => None,
         },
         resolution,
@@ -783,6 +850,11 @@ fn query_games(
     let mut stmt = conn
         .prepare_cached(&format!("SELECT {GAME_COLUMNS} FROM games {sql_tail}"))
         .map_err(unavailable)?;
+    debug_assert_eq!(
+        stmt.column_names(),
+        GAME_NAMES,
+        "GAME_COLUMNS and GAME_NAMES differ"
+    );
     let rows = stmt.query_map(p, game_from_row).map_err(unavailable)?;
     let mut out = Vec::new();
     for row in rows {
