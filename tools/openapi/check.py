@@ -1,6 +1,6 @@
 """Checks a running vrs server against its own OpenAPI documents.
 
-    check.py BASE_URL [--api-key KEY]
+    check.py BASE_URL [--api-key KEY] [--shapes FILE | --record-shapes FILE]
 
 1. Both documents (/api/v1/openapi.json, /v1/openapi.json) validate against the OpenAPI 3.1
    specification (openapi-spec-validator) and declare version 3.1.
@@ -9,6 +9,12 @@
    bad requests); each answer's status must be documented for that operation and its JSON body
    must validate against the documented schema (JSON Schema 2020-12). A method the path does
    not accept must get 405 with an `Allow` header.
+
+4. With --shapes, every answer's wire shape (see `shape`) must be one that FILE records for
+   that operation and status: a member added, dropped, renamed or moved, a value that turns
+   from absent to null or from integer to float, or a changed error message fails. The file is
+   written from a known-good server with --record-shapes (repeat it to collect the shapes that
+   depend on timing, such as a pending and a resolved game).
 
 Prints one line per request and exits 1 on the first class of failure it finds (all failures
 are listed).
@@ -48,6 +54,93 @@ INTERFACE = {
 }
 
 failures = []
+
+# Members whose text is part of the wire format (messages and names, not data) and does not
+# depend on an outcome or on timing: their value is kept in a shape, with digit runs and long
+# hex runs masked.
+WORDED = {"error", "name", "anchor_status", "veo_class", "game", "step"}
+
+
+def masked(text):
+    return re.sub(r"\d+", "<n>", re.sub(r"[0-9a-fA-F]{8,}", "<hex>", text))
+
+
+def shape(v, key=None):
+    """A JSON value's wire shape: members in order, each value's JSON type (integer apart from
+    float, null apart from absent), an array as the distinct shapes of its items in order of
+    first appearance (an array of scalars, however long, as "scalars": its length depends on
+    the data), and the text of the WORDED members."""
+    if isinstance(v, dict):
+        return {"{}": [[k, shape(x, k)] for k, x in v.items()]}
+    if isinstance(v, list) and all(not isinstance(x, (dict, list)) for x in v):
+        return {"[]": "scalars"}
+    if isinstance(v, list):
+        items = []
+        for x in v:
+            s = shape(x)
+            if s not in items:
+                items.append(s)
+        return {"[]": items}
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float"
+    if v is None:
+        return "null"
+    return "str:" + masked(v) if key in WORDED else "str"
+
+
+class Shapes:
+    """The shapes seen in this run, keyed by operation and status."""
+
+    def __init__(self):
+        self.seen = {}
+
+    def add(self, method, template, status, headers, body):
+        ctype = (headers.get("content-type") or headers.get("Content-Type") or "").split(";")[0]
+        entry = {"content-type": ctype}
+        if ctype == "application/json":
+            try:
+                entry["body"] = shape(json.loads(body))
+            except ValueError:
+                entry["body"] = "not JSON"
+        if template.endswith("openapi.json"):
+            return  # the description of the bodies, which is meant to change with the types
+        key = f"{method.upper()} {template} {status}"
+        self.seen.setdefault(key, [])
+        if entry not in self.seen[key]:
+            self.seen[key].append(entry)
+
+    def compare(self, path):
+        with open(path) as f:
+            known = json.load(f)
+        for key, entries in self.seen.items():
+            for entry in entries:
+                if entry not in known.get(key, []):
+                    fail(f"wire shape of {key} is not one {path} records:\n"
+                         + json.dumps(entry, indent=1)[:4000])
+        for key in sorted(set(known) - set(self.seen)):
+            print(f"note {key}: recorded, not provoked in this run")
+
+    def record(self, path):
+        try:
+            with open(path) as f:
+                known = json.load(f)
+        except FileNotFoundError:
+            known = {}
+        for key, entries in self.seen.items():
+            for entry in entries:
+                if entry not in known.setdefault(key, []):
+                    known[key].append(entry)
+        with open(path, "w") as f:
+            json.dump(dict(sorted(known.items())), f, indent=1)
+            f.write("\n")
+        print(f"recorded {sum(len(v) for v in known.values())} shapes in {path}")
+
+
+shapes = Shapes()
 
 
 def fail(msg):
@@ -96,6 +189,7 @@ class Document:
             fail(f"{self.name}: {method.upper()} {path} is not documented")
             return
         self.exercised.add(key)
+        shapes.add(method, key[1], status, headers, body)
         responses = self.ops[key].get("responses", {})
         r = responses.get(str(status))
         if r is None:
@@ -134,6 +228,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("base")
     ap.add_argument("--api-key", help="a notary API key (to exercise 202 and receipts)")
+    ap.add_argument("--shapes", help="fail on a wire shape this file does not record")
+    ap.add_argument("--record-shapes", help="add this run's wire shapes to this file")
     args = ap.parse_args()
     base = args.base.rstrip("/")
 
@@ -158,7 +254,7 @@ def main():
                     and (method, path) not in docs[name].ops:
                 fail(f"{url}: interface endpoint {method.upper()} {path} is missing")
     if len(docs) < 2:
-        return finish(docs)
+        return finish(docs, args)
 
     def call(doc, method, path, body=None, headers=None, raw=None, want=None):
         status, hs, data = request(base, method, path, body, headers, raw)
@@ -246,15 +342,20 @@ def main():
                                 ("delete", "/api/v1/games", "GET,HEAD"),
                                 ("get", "/api/v1/games/dice/bet", "POST"),
                                 ("put", "/v1/notarize/status", "GET,HEAD")]:
-        status, hs, _ = request(base, method, path, body={} if method != "get" else None)
+        status, hs, body = request(base, method, path, body={} if method != "get" else None)
         got = hs.get("allow") or hs.get("Allow")
         print(f"     {method.upper():4} {path} -> {status} (Allow: {got})")
+        shapes.add(method, path, status, hs, body)
         if status != 405 or got != allow:
             fail(f"{method.upper()} {path}: {status} with Allow {got!r}, expected 405 and {allow!r}")
-    return finish(docs)
+    return finish(docs, args)
 
 
-def finish(docs):
+def finish(docs, args):
+    if args.shapes:
+        shapes.compare(args.shapes)
+    if args.record_shapes:
+        shapes.record(args.record_shapes)
     for name, d in docs.items():
         for key in sorted(set(d.ops) - d.exercised):
             fail(f"{name}: documented {key[0].upper()} {key[1]} was never exercised")

@@ -1,7 +1,10 @@
 //! The OpenAPI documents against the live service: tools/openapi/check.py validates both
 //! documents against the OpenAPI 3.1 specification, checks that they cover every endpoint of
 //! the interface, exercises every documented operation (honest and bad requests) and validates
-//! each answer's status and body against what the document says.
+//! each answer's status and body against what the document says. It also compares each
+//! answer's wire shape (members in order, JSON types, null or absent, error texts) with
+//! tools/openapi/wire-shapes.json, recorded from the service before its bodies became types:
+//! the types must write what the JSON maps wrote.
 
 use crate::notary::create_key;
 use crate::server::{fast_with_small_pool, Server};
@@ -24,6 +27,8 @@ fn every_response_conforms_to_the_openapi_documents() {
         .arg(repo().join("tools/openapi/check.py"))
         .arg(&server.url)
         .args(["--api-key", &key])
+        .arg("--shapes")
+        .arg(repo().join("tools/openapi/wire-shapes.json"))
         .output()
         .expect("check.py runs");
     let printed = String::from_utf8_lossy(&out.stdout);
