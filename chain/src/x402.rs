@@ -147,8 +147,22 @@ impl X402Config {
 const DESCRIPTION: &str =
     "Notarize one payload hash (a receipt with a Merkle proof, anchored on chain)";
 
+/// The x402 version-1 part of a 402 body.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PaymentRequiredV1 {
+    #[serde(rename = "x402Version")]
+    pub x402_version: u32,
+    pub error: String,
+    /// The payment requirements, as x402 version 1 writes them.
+    pub accepts: Vec<Value>,
+}
+
 /// The 402 answer: the v2 `PAYMENT-REQUIRED` header value and the v1 JSON body.
-pub fn payment_required(config: &X402Config, resource: &str, error: &str) -> (String, Value) {
+pub fn payment_required(
+    config: &X402Config,
+    resource: &str,
+    error: &str,
+) -> (String, PaymentRequiredV1) {
     let v2 = json!({
         "x402Version": 2,
         "error": error,
@@ -160,11 +174,11 @@ pub fn payment_required(config: &X402Config, resource: &str, error: &str) -> (St
         "accepts": [config.requirements_v2()],
     });
     let header = base64::engine::general_purpose::STANDARD.encode(v2.to_string());
-    let body = json!({
-        "x402Version": 1,
-        "error": error,
-        "accepts": [config.requirements_v1(resource)],
-    });
+    let body = PaymentRequiredV1 {
+        x402_version: 1,
+        error: error.to_owned(),
+        accepts: vec![config.requirements_v1(resource)],
+    };
     (header, body)
 }
 
@@ -902,10 +916,10 @@ mod tests {
         assert_eq!(v2["accepts"][0]["amount"], "20000");
         assert_eq!(v2["accepts"][0]["network"], "eip155:8453");
         assert_eq!(v2["accepts"][0]["extra"]["name"], "USD Coin");
-        assert_eq!(body["x402Version"], 1);
-        assert_eq!(body["accepts"][0]["network"], "base");
-        assert_eq!(body["accepts"][0]["maxAmountRequired"], "20000");
-        assert_eq!(body["accepts"][0]["resource"], "http://x/v1/notarize");
+        assert_eq!(body.x402_version, 1);
+        assert_eq!(body.accepts[0]["network"], "base");
+        assert_eq!(body.accepts[0]["maxAmountRequired"], "20000");
+        assert_eq!(body.accepts[0]["resource"], "http://x/v1/notarize");
         assert_eq!(c.display_price(), "0.02");
     }
 }

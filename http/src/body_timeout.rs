@@ -3,11 +3,12 @@
 //! sends more than the limit is stopped at the limit (413). Bodies here are small JSON
 //! documents, so buffering them costs nothing.
 
-use super::BODY_LIMIT;
+use super::{ApiError, BODY_LIMIT};
 use axum::body::{Body, HttpBody as _};
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, Response, StatusCode};
+use axum::http::{header, HeaderValue, Response};
 use axum::middleware::Next;
+use axum::response::IntoResponse;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use std::time::Duration;
 
@@ -28,34 +29,18 @@ pub async fn read_body_within(
             let req = Request::from_parts(parts, Body::from(collected.to_bytes()));
             next.run(req).await
         }
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("request body too large; the limit is {BODY_LIMIT} bytes"),
-        ),
-        Ok(Err(e)) => error(
-            StatusCode::BAD_REQUEST,
-            format!("the request body could not be read: {e}"),
-        ),
-        Err(_) => error(
-            StatusCode::REQUEST_TIMEOUT,
-            format!(
-                "the request body did not arrive within {} s",
-                limit.as_secs_f64()
-            ),
-        ),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            ApiError::BodyTooLarge(BODY_LIMIT).into_response()
+        }
+        Ok(Err(e)) => {
+            let mut res = ApiError::BadRequest(format!("the request body could not be read: {e}"))
+                .into_response();
+            // The rest of what the client sent is unread: this connection cannot carry
+            // another request.
+            res.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            res
+        }
+        Err(_) => ApiError::BodyTimeout(limit).into_response(),
     }
-}
-
-fn error(status: StatusCode, message: String) -> Response<Body> {
-    let body = serde_json::json!({ "error": message });
-    let mut res = Response::new(Body::from(body.to_string()));
-    *res.status_mut() = status;
-    res.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    // The rest of what the client sent is unread: this connection cannot carry another request.
-    res.headers_mut()
-        .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    res
 }

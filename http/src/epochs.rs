@@ -6,8 +6,9 @@ use super::{schema, ApiError, State};
 use axum::extract::{Path, State as AxState};
 use axum::Json;
 use vrs_engine::merkle;
+use vrs_protocol::verification::{AnchorDoc, AnchorPending};
 use vrs_service::anchor::batch::{inclusion, Subject};
-use vrs_service::anchor::proof::{inclusion_json, pending_json};
+use vrs_service::anchor::proof::{inclusion_doc, pending_doc};
 use vrs_service::verify::veo_class;
 use vrs_store::{EpochStatus, StoreError};
 
@@ -84,7 +85,7 @@ pub async fn epoch(
         l: output.map(|o| hex::encode(&o.l)),
         resolved_at_ms: output.map(|o| o.resolved_at_ms),
         leaf_hashes,
-        anchor: anchor_json(&state, n).await?,
+        anchor: anchor_doc(&state, n).await?,
     }))
 }
 
@@ -92,16 +93,18 @@ pub async fn epoch(
 /// the verification response"), so that `vrs audit` can check a range of epochs against their
 /// anchor batches. The store failing is a 503; records that no longer add up to their batch
 /// only add an `error` (a verifier's own recomputation then fails).
-async fn anchor_json(state: &State, n: u64) -> Result<serde_json::Value, ApiError> {
+async fn anchor_doc(state: &State, n: u64) -> Result<AnchorDoc, ApiError> {
     let enabled = state.anchor.status.snapshot().enabled;
     match inclusion(state.store.as_ref(), Subject::Epoch(n)).await {
-        Ok(Some(inc)) => Ok(inclusion_json(&inc, &state.anchor, enabled)),
-        Ok(None) => Ok(pending_json(enabled)),
+        Ok(Some(inc)) => Ok(inclusion_doc(&inc, &state.anchor, enabled)),
+        Ok(None) => Ok(pending_doc(enabled)),
         Err(e) if e.downcast_ref::<StoreError>().is_some() => Err(e.into()),
-        Err(e) => {
-            let mut v = pending_json(enabled);
-            v["error"] = format!("{e:#}").into();
-            Ok(v)
-        }
+        Err(e) => match pending_doc(enabled) {
+            AnchorDoc::Pending(p) => Ok(AnchorDoc::Pending(AnchorPending {
+                error: Some(format!("{e:#}")),
+                ..p
+            })),
+            included => Ok(included),
+        },
     }
 }

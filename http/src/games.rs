@@ -7,11 +7,13 @@ use axum::extract::{Path, State as AxState};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::{json, Value};
+use serde_json::Value;
 use vrs_protocol::acceptance::Place;
 use vrs_protocol::games::{catalog as game_catalog, parse_bet, valid_bet_types, Game};
+use vrs_protocol::sorted::Sorted;
+use vrs_protocol::verification::OutcomeDoc;
 use vrs_service::bets::{self, Accepted, Placement};
-use vrs_service::verify::{lookup, outcome_json, Lookup};
+use vrs_service::verify::{lookup, Lookup};
 use vrs_store::GameRecord;
 
 /// Longest client_seed of a raw RNG request, in characters.
@@ -163,7 +165,7 @@ async fn place_bet(
     let instant = bet.instant.unwrap_or(state.pool.instant_default);
     let accepted = match bets::place(&*state.store, &state.acceptance, game, bet, instant).await? {
         Placement::Instant(served) => {
-            return Ok((StatusCode::OK, Json(instant_json(&served))).into_response())
+            return Ok((StatusCode::OK, Json(Sorted(instant_body(&served)))).into_response())
         }
         Placement::Epoch(accepted) => *accepted,
     };
@@ -219,7 +221,7 @@ fn acceptance_doc(a: &Accepted) -> AcceptanceDoc {
 }
 
 /// The instant (pool-served) response, interface section 2.7.
-fn instant_json(game: &GameRecord) -> Value {
+fn instant_body(game: &GameRecord) -> schema::InstantBet {
     let empty = vrs_store::GameResolution {
         game_id: game.new.game_id.clone(),
         rng_value: String::new(),
@@ -238,24 +240,24 @@ fn instant_json(game: &GameRecord) -> Value {
         )),
         _ => None,
     };
-    json!({
-        "status": "resolved",
-        "game_id": g.game_id,
-        "bet_id": g.request_id,
-        "pool_served": true,
-        "pool_index": game.pool_index,
-        "result": {
-            "outcome": outcome_json(&stored.dice),
-            "won": stored.won,
-            "payout": stored.payout,
-            "rngValue": stored.rng_value,
-            "bet_type": g.bet_type,
-            "amount": g.amount,
+    schema::InstantBet {
+        status: "resolved".into(),
+        game_id: g.game_id.clone(),
+        bet_id: g.request_id.clone(),
+        pool_served: true,
+        pool_index: game.pool_index,
+        result: schema::InstantResult {
+            outcome: OutcomeDoc::of(&stored.dice),
+            won: stored.won,
+            payout: stored.payout.clone(),
+            rng_value: stored.rng_value.clone(),
+            bet_type: g.bet_type.clone(),
+            amount: g.amount.clone(),
         },
-        "verify_url": format!("/api/v1/verify/{}", g.game_id),
-        "verify_page": format!("/verify?game={}", g.game_id),
-        "acceptance": acceptance,
-    })
+        verify_url: format!("/api/v1/verify/{}", g.game_id),
+        verify_page: format!("/verify?game={}", g.game_id),
+        acceptance,
+    }
 }
 
 /// Request a raw verifiable random value
@@ -355,16 +357,16 @@ pub async fn game_result(
     match lookup(state.store.as_ref(), &state.anchor, &game_id).await? {
         Lookup::NotFound => Err(ApiError::GameNotFound(game_id)),
         Lookup::Pending(g) => Ok(pending(&state, &g)),
-        Lookup::Resolved(v) => Ok((
-            StatusCode::OK,
-            Json(json!({
-                "status": "resolved",
-                "game_id": game_id,
-                "result": v.result,
-                "replay": v.replay_steps,
-            })),
-        )
-            .into_response()),
+        Lookup::Resolved(v) => {
+            let v = *v;
+            let body = schema::ResolvedGame {
+                status: "resolved".into(),
+                game_id,
+                result: v.result,
+                replay: v.replay_steps,
+            };
+            Ok((StatusCode::OK, Json(Sorted(body))).into_response())
+        }
     }
 }
 
@@ -379,7 +381,7 @@ pub async fn game_result(
     tag = "games",
     params(("gameId" = String, Path, description = "The game's id: 32 lowercase hex digits")),
     responses(
-        (status = 200, description = "Verification (interface 2.9)", body = schema::Verification),
+        (status = 200, description = "Verification (interface 2.9)", body = schema::VerifyBody),
         (status = 202, description = "Pending: its epoch has not resolved yet", body = schema::GamePending),
         (status = 404, description = "No such game", body = schema::VerifyNotFound),
         (status = 503, description = "The database is unavailable", body = schema::ErrorBody),
@@ -395,19 +397,17 @@ pub async fn verify(
     match lookup(state.store.as_ref(), &state.anchor, &game_id).await? {
         Lookup::NotFound => Err(ApiError::VerifyNotFound(game_id)),
         Lookup::Pending(g) => Ok(pending(&state, &g)),
-        Lookup::Resolved(v) => Ok((
-            StatusCode::OK,
-            Json(json!({
-                "game_id": game_id,
-                "verified": v.verified,
-                "checks": v.checks.iter().map(|c| json!({
-                    "name": c.name, "passed": c.passed, "detail": c.detail,
-                })).collect::<Vec<_>>(),
-                "proof": v.proof,
-                "replay_steps": v.replay_steps,
-            })),
-        )
-            .into_response()),
+        Lookup::Resolved(v) => {
+            let v = *v;
+            let body = schema::VerifyBody {
+                game_id,
+                verified: v.verified(),
+                checks: v.checks,
+                proof: v.result.proof,
+                replay_steps: v.replay_steps,
+            };
+            Ok((StatusCode::OK, Json(Sorted(body))).into_response())
+        }
     }
 }
 

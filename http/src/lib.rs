@@ -22,7 +22,8 @@ pub use error::ApiError;
 
 use axum::body::Body;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{header, HeaderValue, Response, StatusCode};
+use axum::http::{header, Response, StatusCode};
+use axum::response::IntoResponse;
 use axum::Router;
 use rate_limit::RateLimiter;
 use std::sync::Arc;
@@ -167,36 +168,32 @@ async fn json_errors(res: Response<Body>) -> Response<Body> {
     if is_json || !(status.is_client_error() || status.is_server_error()) {
         return res;
     }
-    let (mut parts, _) = res.into_parts();
-    let body = match status {
+    let (parts, _) = res.into_parts();
+    let error = match status {
         StatusCode::METHOD_NOT_ALLOWED => {
             let allow = parts
                 .headers
                 .get(header::ALLOW)
                 .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_owned();
-            let allowed: Vec<&str> = allow
-                .split(',')
-                .map(str::trim)
-                .filter(|m| !m.is_empty())
-                .collect();
-            serde_json::json!({
-                "error": format!("method not allowed; this path accepts {}", allowed.join(", ")),
-                "allowed": allowed,
-            })
+                .unwrap_or("");
+            ApiError::MethodNotAllowed(
+                allow
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|m| !m.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+            )
         }
-        StatusCode::PAYLOAD_TOO_LARGE => serde_json::json!({
-            "error": format!("request body too large; the limit is {BODY_LIMIT} bytes"),
-        }),
-        other => serde_json::json!({
-            "error": other.canonical_reason().unwrap_or("error").to_lowercase(),
-        }),
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::BodyTooLarge(BODY_LIMIT),
+        other => ApiError::Status(other),
     };
-    parts.headers.remove(header::CONTENT_LENGTH);
-    parts.headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    Response::from_parts(parts, Body::from(body.to_string()))
+    // The router's headers (Allow) with the error's body and its headers.
+    let (mut answer, body) = error.into_response().into_parts();
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_LENGTH && name != header::CONTENT_TYPE {
+            answer.headers.entry(name).or_insert_with(|| value.clone());
+        }
+    }
+    Response::from_parts(answer, body)
 }

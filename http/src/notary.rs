@@ -15,10 +15,6 @@
 //! Steps 1 and 2 parse the request; the game-result check and steps 3 to 5 are the service's
 //! use case (`vrs_service::notary::notarize`); this module turns its outcome into the answer.
 
-// Helpers return the finished error response as their `Err`: built at most once per request,
-// so its size does not matter.
-#![allow(clippy::result_large_err)]
-
 use super::{schema as doc, ApiError, State};
 use axum::body::Bytes;
 use axum::extract::{Path, State as AxState};
@@ -33,27 +29,20 @@ use vrs_protocol::notary::schema::{self, FieldError, Schema};
 use vrs_service::notary::keys;
 use vrs_service::notary::notarize::{self, GameResultRefused, Notarized, Payer, Refused, Request};
 use vrs_service::notary::receipt;
-use vrs_store::{IdempotentResponse, StoreError};
+use vrs_store::IdempotentResponse;
 
 /// Longest Idempotency-Key accepted.
 pub const IDEMPOTENCY_KEY_MAX: usize = 255;
 
-/// A JSON answer with `status` (a 202 as well as an error).
-fn json_answer(status: StatusCode, body: Value) -> Response {
-    (status, Json(body)).into_response()
-}
-
-fn field_error(e: FieldError) -> Response {
-    json_answer(
-        StatusCode::BAD_REQUEST,
-        json!({ "error": e.message, "field": e.field }),
-    )
-}
-
-/// A store error, through the API's one mapping (503 while the database is unavailable,
-/// else 500; the detail only in the log).
-fn store_error(e: StoreError) -> Response {
-    ApiError::from(e).into_response()
+/// A JSON answer with `status` and the headers a use case asked for.
+fn json_answer(status: StatusCode, body: Value, headers: Vec<(&'static str, String)>) -> Response {
+    let mut res = (status, Json(body)).into_response();
+    for (name, value) in headers {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            res.headers_mut().insert(HeaderName::from_static(name), v);
+        }
+    }
+    res
 }
 
 /// The notary's base URL as this request reached it (receipt URLs are absolute).
@@ -101,16 +90,15 @@ pub async fn schemas() -> Json<Value> {
         (status = 503, description = "The database is unavailable", body = doc::ErrorBody),
     )
 )]
-pub async fn status(AxState(state): AxState<State>) -> Response {
-    let counts = match state.store.notary_counts().await {
-        Ok(c) => c,
-        Err(e) => return store_error(e),
-    };
+pub async fn status(AxState(state): AxState<State>) -> Result<Response, ApiError> {
+    let counts = state.store.notary_counts().await?;
     let anchor = state.anchor.status.snapshot();
-    let anchored = match state.store.anchor_counts().await {
-        Ok(c) => c.last_confirmed.map(|b| b.notary_to.saturating_sub(1)),
-        Err(e) => return store_error(e),
-    };
+    let anchored = state
+        .store
+        .anchor_counts()
+        .await?
+        .last_confirmed
+        .map(|b| b.notary_to.saturating_sub(1));
     let notary = &state.notary;
     let price = notary.x402.as_ref().map(|x| {
         let c = &x.config;
@@ -125,7 +113,7 @@ pub async fn status(AxState(state): AxState<State>) -> Response {
             "pay_to": c.pay_to.to_checksum(None),
         })
     });
-    Json(json!({
+    Ok(Json(json!({
         "service": "vrs notary",
         "status": "operational",
         "receipts": counts.receipts,
@@ -157,7 +145,7 @@ pub async fn status(AxState(state): AxState<State>) -> Response {
         })),
         "api_keys": {"header": "Authorization: Bearer <key>", "issued_by": "vrs keys create --name NAME"},
     }))
-    .into_response()
+    .into_response())
 }
 
 /// A receipt
@@ -179,36 +167,23 @@ pub async fn receipt(
     AxState(state): AxState<State>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Response {
-    let not_found = || {
-        json_answer(
-            StatusCode::NOT_FOUND,
-            json!({ "error": format!("receipt {id} not found"), "receipt_id": id }),
-        )
-    };
+) -> Result<Response, ApiError> {
     if !receipt::is_receipt_id(&id) {
-        return not_found();
+        return Err(ApiError::ReceiptNotFound(id));
     }
-    let r = match state.store.receipt(&id).await {
-        Ok(Some(r)) => r,
-        Ok(None) => return not_found(),
-        Err(e) => return store_error(e),
+    let Some(r) = state.store.receipt(&id).await? else {
+        return Err(ApiError::ReceiptNotFound(id));
     };
-    match receipt::full_json(state.store.as_ref(), &state.anchor, &r, &base_url(&headers)).await {
-        Ok(v) => Json(v).into_response(),
-        Err(e) => ApiError::from(e).into_response(),
-    }
+    let v =
+        receipt::full_json(state.store.as_ref(), &state.anchor, &r, &base_url(&headers)).await?;
+    Ok(Json(v).into_response())
 }
 
-async fn parse_request(state: &State, body: &[u8]) -> Result<Request, Response> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
-        field_error(FieldError::new(
-            "body",
-            format!("the body must be a JSON object: {e}"),
-        ))
-    })?;
+async fn parse_request(state: &State, body: &[u8]) -> Result<Request, ApiError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| FieldError::new("body", format!("the body must be a JSON object: {e}")))?;
     let Value::Object(obj) = &value else {
-        return Err(field_error(FieldError::new(
+        return Err(ApiError::BadField(FieldError::new(
             "body",
             format!(
                 "the body must be a JSON object, not {}",
@@ -220,56 +195,42 @@ async fn parse_request(state: &State, body: &[u8]) -> Result<Request, Response> 
         .keys()
         .find(|k| !["schema", "payload_hash", "metadata"].contains(&k.as_str()))
     {
-        return Err(json_answer(
-            StatusCode::BAD_REQUEST,
-            json!({
-                "error": format!("unknown member {k:?}; the body has schema, payload_hash and metadata"),
-                "field": k,
-            }),
-        ));
+        return Err(ApiError::UnknownMember(k.clone()));
     }
-    let ids: Vec<&str> = schema::ALL.iter().map(|s| s.id()).collect();
+    let bad_schema = |message: String| ApiError::BadSchema {
+        message,
+        valid: schema::ALL.iter().map(|s| s.id()).collect(),
+    };
     let schema = match obj.get("schema") {
         Some(Value::String(s)) => Schema::parse(s).ok_or_else(|| {
-            json_answer(
-                StatusCode::BAD_REQUEST,
-                json!({
-                    "error": format!("unknown schema {s:?}; see GET /v1/notarize/schemas"),
-                    "field": "schema",
-                    "valid_schemas": ids,
-                }),
-            )
-        })?,
-        other => {
-            return Err(json_answer(
-                StatusCode::BAD_REQUEST,
-                json!({
-                    "error": match other {
-                        None => "schema is required".to_owned(),
-                        Some(v) => format!("schema must be a string, not {}", schema::kind(v)),
-                    },
-                    "field": "schema",
-                    "valid_schemas": ids,
-                }),
+            bad_schema(format!(
+                "unknown schema {s:?}; see GET /v1/notarize/schemas"
             ))
+        })?,
+        None => return Err(bad_schema("schema is required".to_owned())),
+        Some(v) => {
+            return Err(bad_schema(format!(
+                "schema must be a string, not {}",
+                schema::kind(v)
+            )))
         }
     };
     let payload_hash = match obj.get("payload_hash") {
-        Some(Value::String(s)) => schema::parse_payload_hash(s).map_err(field_error)?,
+        Some(Value::String(s)) => schema::parse_payload_hash(s)?,
         None => {
-            return Err(field_error(FieldError::new(
+            return Err(ApiError::BadField(FieldError::new(
                 "payload_hash",
                 "payload_hash is required",
             )))
         }
         Some(v) => {
-            return Err(field_error(FieldError::new(
+            return Err(ApiError::BadField(FieldError::new(
                 "payload_hash",
                 format!("payload_hash must be a string, not {}", schema::kind(v)),
             )))
         }
     };
-    let metadata = schema::canonical_metadata(obj.get("metadata")).map_err(field_error)?;
+    let metadata = schema::canonical_metadata(obj.get("metadata"))?;
     if schema == Schema::GameResult {
         check_game_result(state, &payload_hash, obj.get("metadata")).await?;
     }
@@ -287,12 +248,12 @@ async fn check_game_result(
     state: &State,
     payload_hash: &[u8; 32],
     metadata: Option<&Value>,
-) -> Result<(), Response> {
+) -> Result<(), ApiError> {
     let Some(game_id) = metadata
         .and_then(|m| m.get("game_id"))
         .and_then(Value::as_str)
     else {
-        return Err(field_error(FieldError::new(
+        return Err(ApiError::BadField(FieldError::new(
             "metadata.game_id",
             "schema vrs-game-result needs metadata.game_id, the id of a resolved game",
         )));
@@ -300,56 +261,63 @@ async fn check_game_result(
     notarize::check_game_result(state.store.as_ref(), game_id, payload_hash)
         .await
         .map_err(|e| match e {
-            GameResultRefused::NotFound => json_answer(
-                // 404, not 400: the body is well formed, the game it names does not exist.
-                StatusCode::NOT_FOUND,
-                json!({ "error": format!("game {game_id} not found"), "field": "metadata.game_id" }),
-            ),
-            GameResultRefused::NotResolved => field_error(FieldError::new(
+            GameResultRefused::NotFound => ApiError::NotarizedGameNotFound(game_id.to_owned()),
+            GameResultRefused::NotResolved => ApiError::BadField(FieldError::new(
                 "metadata.game_id",
                 format!("game {game_id} is not resolved yet; notarize it once it is"),
             )),
-            GameResultRefused::OtherHash(expected) => field_error(FieldError::new(
+            GameResultRefused::OtherHash(expected) => ApiError::BadField(FieldError::new(
                 "payload_hash",
                 format!(
                     "payload_hash is not game {game_id}'s result hash ({})",
                     hex::encode(expected)
                 ),
             )),
-            GameResultRefused::Store(e) => store_error(e),
+            GameResultRefused::Store(e) => e.into(),
         })
 }
 
-fn unauthorized(message: &str, error_code: &str) -> Response {
-    let mut res = json_answer(StatusCode::UNAUTHORIZED, json!({ "error": message }));
-    if let Ok(v) = HeaderValue::from_str(&format!(
-        "Bearer realm=\"vrs-notary\", error=\"{error_code}\""
-    )) {
-        res.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+fn unauthorized(message: impl Into<String>, code: &'static str) -> ApiError {
+    ApiError::Unauthorized {
+        message: message.into(),
+        code,
     }
-    res
 }
 
-/// 402 with what to pay (or 401 where payments are not configured).
-fn payment_required(state: &State, headers: &HeaderMap, reason: &str) -> Response {
+/// 402 with what to pay (or 401 where payments are not configured); `settlement` is
+/// settlement's own failure header where it refused the payment.
+fn payment_required(
+    state: &State,
+    headers: &HeaderMap,
+    reason: &str,
+    settlement: Option<(&'static str, String)>,
+) -> ApiError {
     let Some(x) = &state.notary.x402 else {
         return unauthorized(
-            &format!("{reason}; this service takes API keys only (Authorization: Bearer <key>)"),
+            format!("{reason}; this service takes API keys only (Authorization: Bearer <key>)"),
             "invalid_request",
         );
     };
     let resource = format!("{}/v1/notarize", base_url(headers));
-    let (header_value, mut body) = x402::payment_required(&x.config, &resource, reason);
-    body["payment_methods"] = json!(state.notary.methods());
-    let mut res = json_answer(StatusCode::PAYMENT_REQUIRED, body);
-    if let Ok(v) = HeaderValue::from_str(&header_value) {
-        res.headers_mut()
-            .insert(HeaderName::from_static(x402::HEADER_REQUIRED), v);
+    let (requirements, v1) = x402::payment_required(&x.config, &resource, reason);
+    ApiError::PaymentRequired {
+        body: Box::new(doc::PaymentRequired {
+            x402_version: v1.x402_version,
+            error: v1.error,
+            accepts: v1.accepts,
+            payment_methods: state
+                .notary
+                .methods()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+        }),
+        requirements,
+        settlement,
     }
-    res
 }
 
-async fn identify(state: &State, headers: &HeaderMap) -> Result<Payer, Response> {
+async fn identify(state: &State, headers: &HeaderMap) -> Result<Payer, ApiError> {
     if let Some(auth) = headers.get(header::AUTHORIZATION) {
         let text = auth.to_str().unwrap_or_default().trim();
         let key = match text.split_once(' ') {
@@ -361,16 +329,13 @@ async fn identify(state: &State, headers: &HeaderMap) -> Result<Payer, Response>
                 ))
             }
         };
-        return match keys::authenticate(state.store.as_ref(), key).await {
-            Ok(Ok(k)) => Ok(Payer::Key(k)),
-            Ok(Err(keys::KeyRefused::Revoked)) => Err(unauthorized(
+        return match keys::authenticate(state.store.as_ref(), key).await? {
+            Ok(k) => Ok(Payer::Key(k)),
+            Err(keys::KeyRefused::Revoked) => Err(unauthorized(
                 "this API key has been revoked",
                 "invalid_token",
             )),
-            Ok(Err(keys::KeyRefused::Unknown)) => {
-                Err(unauthorized("unknown API key", "invalid_token"))
-            }
-            Err(e) => Err(store_error(e)),
+            Err(keys::KeyRefused::Unknown) => Err(unauthorized("unknown API key", "invalid_token")),
         };
     }
     let v2 = headers
@@ -385,6 +350,7 @@ async fn identify(state: &State, headers: &HeaderMap) -> Result<Payer, Response>
             headers,
             "payment required: send an API key (Authorization: Bearer <key>) or an x402 payment \
              (PAYMENT-SIGNATURE, or X-PAYMENT for x402 v1)",
+            None,
         ));
     }
     let Some(x) = &state.notary.x402 else {
@@ -392,21 +358,22 @@ async fn identify(state: &State, headers: &HeaderMap) -> Result<Payer, Response>
             state,
             headers,
             "x402 payments are not accepted here",
+            None,
         ));
     };
     match x402::decode(&x.config, v2, v1) {
         Ok(Some(p)) => Ok(Payer::X402(Box::new(p))),
-        Ok(None) => Err(payment_required(state, headers, "payment required")),
-        Err(r) => Err(payment_required(state, headers, &r.0)),
+        Ok(None) => Err(payment_required(state, headers, "payment required", None)),
+        Err(r) => Err(payment_required(state, headers, &r.0, None)),
     }
 }
 
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Response> {
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(v) = headers.get("idempotency-key") else {
         return Ok(None);
     };
     let bad = |why: &str| {
-        field_error(FieldError::new(
+        ApiError::BadField(FieldError::new(
             "Idempotency-Key",
             format!(
                 "Idempotency-Key {why}; use 1 to {IDEMPOTENCY_KEY_MAX} printable ASCII characters"
@@ -430,7 +397,8 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Response> {
 fn replay(stored: &IdempotentResponse) -> Response {
     let saved: Value = serde_json::from_str(&stored.response).unwrap_or(Value::Null);
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::ACCEPTED);
-    let mut res = json_answer(status, saved.get("body").cloned().unwrap_or(Value::Null));
+    let body = saved.get("body").cloned().unwrap_or(Value::Null);
+    let mut res = json_answer(status, body, Vec::new());
     if let Some(Value::Object(h)) = saved.get("headers") {
         for (name, value) in h {
             if let (Ok(n), Some(Ok(v))) = (
@@ -476,20 +444,15 @@ fn replay(stored: &IdempotentResponse) -> Response {
         (status = 503, description = "The database is unavailable", body = doc::ErrorBody),
     )
 )]
-pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: Bytes) -> Response {
-    let request = match parse_request(&state, &body).await {
-        Ok(r) => r,
-        Err(res) => return res,
-    };
+pub async fn notarize(
+    AxState(state): AxState<State>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let request = parse_request(&state, &body).await?;
     // Its spelling is checked with the body, before anyone is asked to pay.
-    let key = match idempotency_key(&headers) {
-        Ok(k) => k,
-        Err(res) => return res,
-    };
-    let payer = match identify(&state, &headers).await {
-        Ok(p) => p,
-        Err(res) => return res,
-    };
+    let key = idempotency_key(&headers)?;
+    let payer = identify(&state, &headers).await?;
     let done = notarize::notarize(
         Arc::clone(&state.store),
         Arc::clone(&state.notary),
@@ -500,80 +463,30 @@ pub async fn notarize(AxState(state): AxState<State>, headers: HeaderMap, body: 
     )
     .await;
     match done {
-        Notarized::Receipted(r) => {
-            let mut res = json_answer(StatusCode::ACCEPTED, r.body);
-            for (name, value) in r.headers {
-                if let Ok(v) = HeaderValue::from_str(&value) {
-                    res.headers_mut().insert(HeaderName::from_static(name), v);
-                }
-            }
-            res
-        }
-        Notarized::Replay(stored) => replay(&stored),
-        Notarized::KeyReused => json_answer(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            json!({
-                "error": "this Idempotency-Key was used with a different request body; \
-                          use a new key for a new request",
-                "field": "Idempotency-Key",
-            }),
-        ),
-        Notarized::KeyInFlight => json_answer(
-            StatusCode::CONFLICT,
-            json!({
-                "error": "a request with this Idempotency-Key is still being processed; \
-                          retry shortly to get its answer",
-                "field": "Idempotency-Key",
-            }),
-        ),
-        Notarized::Refused(r) => refused(&state, &headers, r),
+        Notarized::Receipted(r) => Ok(json_answer(StatusCode::ACCEPTED, r.body, r.headers)),
+        Notarized::Replay(stored) => Ok(replay(&stored)),
+        Notarized::KeyReused => Err(ApiError::IdempotencyKeyReused),
+        Notarized::KeyInFlight => Err(ApiError::IdempotencyKeyInFlight),
+        Notarized::Refused(r) => Err(refused(&state, &headers, r)),
     }
 }
 
-/// The answer to a notarization that got no receipt.
-fn refused(state: &State, headers: &HeaderMap, r: Refused) -> Response {
+/// The error of a notarization that got no receipt.
+fn refused(state: &State, headers: &HeaderMap, r: Refused) -> ApiError {
     match r {
-        Refused::PaymentRequired(reason) => payment_required(state, headers, &reason),
-        Refused::SettlementRefused {
-            reason,
-            header: (name, value),
-        } => {
-            let mut res = payment_required(state, headers, &reason);
-            if let Ok(v) = HeaderValue::from_str(&value) {
-                res.headers_mut().insert(HeaderName::from_static(name), v);
-            }
-            res
+        Refused::PaymentRequired(reason) => payment_required(state, headers, &reason, None),
+        Refused::SettlementRefused { reason, header } => {
+            payment_required(state, headers, &reason, Some(header))
         }
-        Refused::Unconfirmed { why, receipt_id } => {
-            let mut res = json_answer(
-                StatusCode::SERVICE_UNAVAILABLE,
-                json!({
-                    "error": format!(
-                        "your payment was sent but its settlement is not confirmed yet ({why}). \
-                         Do not pay again: if it settles, receipt {receipt_id} is stored within \
-                         about {} s; retry with the same Idempotency-Key to get it",
-                        state.notary.recover_after.as_secs() + 30
-                    ),
-                    "receipt_id": receipt_id,
-                }),
-            );
-            res.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(30u32));
-            res
-        }
-        Refused::PaidNotStored { receipt_id } => json_answer(
-            StatusCode::SERVICE_UNAVAILABLE,
-            json!({
-                "error": "your payment has settled but the database is unavailable; the \
-                          receipt will be stored once it is back. Retry with the same \
-                          Idempotency-Key to get it",
-                "receipt_id": receipt_id,
-            }),
-        ),
-        Refused::Store(e) => store_error(e),
-        Refused::Internal => json_answer(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            json!({ "error": "internal error" }),
-        ),
+        Refused::Unconfirmed { why, receipt_id } => ApiError::PaymentUnconfirmed {
+            why,
+            receipt_id,
+            within_s: state.notary.recover_after.as_secs() + 30,
+        },
+        Refused::PaidNotStored { receipt_id } => ApiError::PaidNotStored { receipt_id },
+        Refused::Store(e) => e.into(),
+        Refused::Internal => ApiError::Internal(anyhow::anyhow!(
+            "notarization failed (the cause is logged above)"
+        )),
     }
 }

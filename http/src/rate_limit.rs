@@ -8,10 +8,12 @@
 //! `client_ip_header` names the header the proxy sets (e.g. `X-Forwarded-For`): its last entry,
 //! the address the proxy itself saw, is taken.
 
+use crate::ApiError;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode};
+use axum::http::{HeaderMap, HeaderName, Method, Response};
 use axum::middleware::Next;
+use axum::response::IntoResponse;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
@@ -141,30 +143,19 @@ pub async fn limit_writes(
 }
 
 fn too_many(config: &RateLimitConfig, wait: Duration) -> Response<Body> {
-    let retry_after = wait.as_secs_f64().ceil().max(1.0) as u64;
-    let body = serde_json::json!({
-        "error": format!(
-            "rate limit exceeded: at most {} write requests per second per client (bursts of \
-             {}); retry after {retry_after} s",
-            config.per_second, config.burst
-        ),
-        "retry_after": retry_after,
-    });
-    let mut res = Response::new(Body::from(body.to_string()));
-    *res.status_mut() = StatusCode::TOO_MANY_REQUESTS;
-    let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    h.insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
-    res
+    ApiError::RateLimited {
+        per_second: config.per_second,
+        burst: config.burst,
+        retry_after: wait.as_secs_f64().ceil().max(1.0) as u64,
+    }
+    .into_response()
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use axum::http::HeaderValue;
 
     fn limiter(per_second: f64, burst: u32) -> RateLimiter {
         RateLimiter::new(RateLimitConfig { per_second, burst }, None)

@@ -1,8 +1,8 @@
 //! The response bodies of the randomness and games API as types, for the OpenAPI document
-//! (`GET /api/v1/openapi.json`). The simple bodies are built from these types by the handlers
-//! themselves; the large nested ones (service info, stats, the proof object) are still built as
-//! JSON and described here member by member. `tests/integration/openapi.rs` checks every
-//! response the suite provokes against this document, so neither can drift unnoticed.
+//! (`GET /api/v1/openapi.json`). The handlers build their answers from these types (and from
+//! the verification documents of `vrs_protocol::verification`, re-exported here), so the
+//! document describes what is served. `tests/integration/openapi.rs` checks every response the
+//! suite provokes against this document and against the recorded wire shapes.
 //!
 //! Hex values are lowercase without `0x` unless a field says otherwise. Members not listed
 //! here may be added in later versions (no schema forbids extra members).
@@ -11,6 +11,15 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 pub use vrs_protocol::acceptance::AcceptanceDoc;
+pub use vrs_protocol::report::Check;
+use vrs_protocol::sorted::members_sorted;
+pub use vrs_protocol::verification::{
+    AnchorDoc, AnchorIncluded, AnchorPending, Anchoring, BatchSpan, BetDoc, BetEpochDoc,
+    BetEvaluated, BetMembers, Checkpoint, DiceRolled, EpochBetCommitted, EpochProof,
+    EpochPublished, EpochSpan, GameResult, InterfaceMembers, OutcomeDoc, PoolBetCommitted,
+    PoolProof, PoolPublished, Proof, RandomnessDerived, ReplayStep, ResultMembers, RngMembers,
+    TimingDoc,
+};
 
 pub use requests::{DiceBetRequest, NotarizeRequest, SicboBetRequest};
 
@@ -49,11 +58,28 @@ pub struct GameNotFound {
     pub game_id: String,
 }
 
+/// 503 while no epoch takes games (a leader failover); the `Retry-After` header says when to
+/// retry.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RetryLater {
+    pub error: String,
+    /// Seconds.
+    pub retry_after: u64,
+}
+
 /// 405: the path exists, the method does not; the `Allow` header lists the methods.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MethodNotAllowed {
     pub error: String,
     pub allowed: Vec<String>,
+}
+
+/// 404 for a path no endpoint has.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NoSuchEndpoint {
+    pub error: String,
+    /// Where the endpoints are listed.
+    pub docs: String,
 }
 
 /// `GET /` links (interface section 2.1).
@@ -113,34 +139,6 @@ pub struct Security {
     pub protocol_version: u8,
     /// The rule in one line.
     pub rule: String,
-}
-
-/// A version-2 epoch's timing commitment as a verification shows it (docs/PROTOCOL.md §10,
-/// "Timing"): what the `timing` step checks. Version-1 epochs show `version` 1, their
-/// predecessor and times, and null for the rest.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TimingProof {
-    /// 1 or 2.
-    pub version: u8,
-    /// p(e): the epoch whose output the input takes (0: the genesis output y_0).
-    pub previous_epoch: u64,
-    /// 64 hex digits, chosen when the epoch closed.
-    pub nonce: Option<String>,
-    pub opened_at_ms: i64,
-    pub closed_at_ms: Option<i64>,
-    /// The declared margin A.
-    pub security_margin: Option<f64>,
-    /// The declared squaring rate R.
-    pub squarings_per_second: Option<u64>,
-    /// The bound the plan computed when the epoch opened.
-    pub deadline_ms: Option<i64>,
-    /// closed_at_ms of p(e) (null for p = 0).
-    pub previous_closed_at_ms: Option<i64>,
-    /// T of p(e) (null for p = 0).
-    pub previous_iterations: Option<u64>,
-    /// When y of epoch e − 1 was stored (its resolved_at_ms; null for e = 1 or while e − 1 is
-    /// unresolved): the epoch's games were fixed before it.
-    pub prior_resolved_at_ms: Option<i64>,
 }
 
 /// Anchoring as `GET /` summarises it.
@@ -320,19 +318,10 @@ pub struct RngAccepted {
     pub acceptance: AcceptanceDoc,
 }
 
-/// The dice: die1, die2 (die3 for Sic Bo) and their total.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Outcome {
-    pub die1: u8,
-    pub die2: u8,
-    pub die3: Option<u8>,
-    pub total: u32,
-}
-
 /// The result member of an instant (pool-served) bet.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct InstantResult {
-    pub outcome: Outcome,
+    pub outcome: OutcomeDoc,
     pub won: Option<bool>,
     /// Decimal string.
     pub payout: Option<String>,
@@ -358,7 +347,7 @@ pub struct InstantBet {
     /// The in-browser verifier for this game.
     pub verify_page: String,
     /// The operator's signed acceptance (docs/PROTOCOL.md §11): keep it as evidence.
-    pub acceptance: AcceptanceDoc,
+    pub acceptance: Option<AcceptanceDoc>,
 }
 
 /// 202 while a game's epoch has not resolved.
@@ -371,34 +360,6 @@ pub struct GamePending {
     pub message: String,
 }
 
-/// The result of a resolved game (dice and Sic Bo members, or raw RNG members).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct GameResult {
-    pub game_id: String,
-    /// `dice`, `sicbo` or `rng`.
-    pub game: String,
-    /// The epoch that resolved it; null for a pool-served game.
-    pub epoch: Option<u64>,
-    #[serde(rename = "rngValue")]
-    pub rng_value: String,
-    /// The output the game derives from (hex).
-    pub entropy: Option<String>,
-    pub resolved_at: Option<u64>,
-    pub verify_url: String,
-    /// The in-browser verifier for this game.
-    pub verify_page: String,
-    /// SHA-256 of the game's result (what a notary receipt of schema vrs-game-result binds).
-    pub result_hash: String,
-    pub outcome: Option<Outcome>,
-    pub won: Option<bool>,
-    pub payout: Option<String>,
-    /// Raw RNG: the value (same as rngValue).
-    pub random: Option<String>,
-    /// The proof object of the verify endpoint.
-    pub proof: Option<Proof>,
-    pub verified: Option<bool>,
-}
-
 /// 200 of `GET /api/v1/games/{gameId}`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ResolvedGame {
@@ -409,97 +370,9 @@ pub struct ResolvedGame {
     pub replay: Vec<ReplayStep>,
 }
 
-/// One recomputed check of the verify endpoint.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Check {
-    /// bet_leaf, merkle_inclusion, bets_root, epoch_chain, epoch_input, vdf_proof, rng_value,
-    /// dice, payout, anchor_inclusion; pool_* for pool-served games (docs/PROTOCOL.md §13–14).
-    pub name: String,
-    pub passed: bool,
-    pub detail: String,
-}
-
-/// One step of the replay trace: bet_committed, vdf_epoch_published, randomness_derived,
-/// dice_rolled, bet_evaluated, each with its inputs and outputs.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ReplayStep {
-    /// 1 to 5.
-    pub step: u32,
-    pub action: String,
-}
-
-/// The anchor of the record a game is in (docs/PROTOCOL.md §16).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AnchorDetail {
-    /// pending, submitted or confirmed.
-    pub status: String,
-    pub enabled: bool,
-    pub batch: Option<u64>,
-    pub leaf: Option<String>,
-    pub leaf_hash: Option<String>,
-    pub leaf_index: Option<u64>,
-    pub tree_size: Option<u64>,
-    pub audit_path: Option<Vec<String>>,
-    pub root: Option<String>,
-    /// `0x` hex of the anchor transaction's input.
-    pub calldata: Option<String>,
-    /// `0x` hash of the transaction; null until confirmed.
-    pub tx: Option<String>,
-    pub block: Option<u64>,
-}
-
-/// Everything needed to redo the checks offline (docs/PROTOCOL.md §13).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Proof {
-    /// The group identifier: an RSA modulus (rsa2048, …) or classgroup-<bits>.
-    pub modulus: String,
-    /// N in hex (RSA groups).
-    pub modulus_n: Option<String>,
-    /// Class groups: the epoch's discriminant D_e as chiavdf writes it ("-0x…").
-    pub discriminant: Option<String>,
-    /// Class groups: bits of D_e.
-    pub discriminant_bits: Option<u32>,
-    /// T.
-    pub iterations: u64,
-    pub x: String,
-    pub y: String,
-    pub pi: String,
-    pub l: String,
-    #[serde(rename = "vdfEpoch")]
-    pub vdf_epoch: Option<u64>,
-    #[serde(rename = "rngValue")]
-    pub rng_value: String,
-    /// rngValue's formula in words.
-    pub derivation: String,
-    /// `0x` hash of the anchor transaction; null until the batch is confirmed.
-    #[serde(rename = "anchorTx")]
-    pub anchor_tx: Option<String>,
-    /// Deprecated alias of anchorTx (same value).
-    #[serde(rename = "legacyTx")]
-    #[schema(deprecated)]
-    pub legacy_tx: Option<String>,
-    #[serde(rename = "anchorChain")]
-    pub anchor_chain: String,
-    #[serde(rename = "anchorChainId")]
-    pub anchor_chain_id: u64,
-    /// pending, submitted or confirmed.
-    pub anchor_status: String,
-    pub anchor: AnchorDetail,
-    /// True for a game served from the precomputed pool (docs/PROTOCOL.md §14).
-    pub pool_served: Option<bool>,
-    /// Epoch games: the bets root, the previous output, the leaf and its audit path.
-    pub bets_root: Option<String>,
-    pub previous_output: Option<String>,
-    pub leaf_hash: Option<String>,
-    pub leaf_index: Option<u64>,
-    pub audit_path: Option<Vec<String>>,
-    /// Epoch games: the epoch's timing commitment, checked by the `timing` step.
-    pub timing: Option<TimingProof>,
-}
-
 /// 200 of `GET /api/v1/verify/{gameId}` (interface section 2.9).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Verification {
+pub struct VerifyBody {
     pub game_id: String,
     /// True only when every check passed.
     pub verified: bool,
@@ -545,8 +418,8 @@ pub struct EpochRecord {
     pub leaf_hashes: Vec<String>,
     /// The epoch's anchor, the same object as a verification's `proof.anchor`: its anchor
     /// batch, kind-1 leaf, audit path and root, and the transaction once confirmed (§16).
-    #[schema(value_type = AnchorDetail)]
-    pub anchor: Value,
+    #[serde(serialize_with = "members_sorted")]
+    pub anchor: AnchorDoc,
 }
 
 /// A served entry of a pool batch.
@@ -650,6 +523,25 @@ pub struct FieldErrorBody {
     pub error: String,
     /// The body member or header at fault (e.g. `payload_hash`, `Idempotency-Key`).
     pub field: Option<String>,
+}
+
+/// 400 of the notary for a schema that is missing, not a string or unknown.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SchemaError {
+    pub error: String,
+    /// `schema`.
+    pub field: String,
+    /// The schemas this service notarizes.
+    pub valid_schemas: Vec<String>,
+}
+
+/// 503 of the notary after a payment: the receipt is on its way; retry with the same
+/// Idempotency-Key.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReceiptOnItsWay {
+    pub error: String,
+    /// The receipt the payment will get.
+    pub receipt_id: String,
 }
 
 /// 404 for an unknown receipt.

@@ -417,9 +417,5 @@ pub async fn recent(AxState(state): AxState<State>) -> Result<Json<Value>, ApiEr
 }
 
 pub async fn not_found(uri: Uri) -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        Json(json!({ "error": format!("no such endpoint: {}", uri.path()), "docs": "/docs" })),
-    )
-        .into_response()
+    ApiError::NoSuchEndpoint(uri.path().to_owned()).into_response()
 }

@@ -14,4 +14,6 @@ pub mod proof_json;
 pub mod record;
 pub mod report;
 pub mod schedule;
+pub mod sorted;
 pub mod timing;
+pub mod verification;

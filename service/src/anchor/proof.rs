@@ -3,10 +3,12 @@
 
 use super::batch::{inclusion, Inclusion, Subject};
 use super::{tx_hex, AnchorView};
-use serde_json::{json, Value};
 use vrs_engine::anchor;
 use vrs_engine::merkle;
 use vrs_protocol::report::{check, Verification};
+use vrs_protocol::verification::{
+    AnchorDoc, AnchorIncluded, AnchorPending, Anchoring, BatchSpan, EpochSpan,
+};
 use vrs_store::{AnchorState, Store};
 
 /// Fills the proof's anchor members (`anchorTx`, `legacyTx`, `anchorChain`, `anchorChainId`,
@@ -21,12 +23,12 @@ pub async fn attach(
 ) -> anyhow::Result<()> {
     let enabled = view.status.snapshot().enabled;
     let (status, tx, detail) = match inclusion(store, subject).await {
-        Ok(None) => (AnchorState::Pending, None, pending_json(enabled)),
+        Ok(None) => (AnchorState::Pending, None, pending_doc(enabled)),
         Ok(Some(inc)) => {
             check(&mut v.checks, "anchor_inclusion", inclusion_check(&inc));
             let b = &inc.batch;
             let tx = b.tx_hash.filter(|_| b.status == AnchorState::Confirmed);
-            (b.status, tx, inclusion_json(&inc, view, enabled))
+            (b.status, tx, inclusion_doc(&inc, view, enabled))
         }
         // The database failing is not the data failing: 503, not a failed check.
         Err(e) if e.downcast_ref::<vrs_store::StoreError>().is_some() => return Err(e),
@@ -35,37 +37,40 @@ pub async fn attach(
             (
                 AnchorState::Pending,
                 None,
-                json!({"status": "pending", "enabled": enabled, "error": format!("{e:#}")}),
+                AnchorDoc::Pending(AnchorPending {
+                    status: "pending".into(),
+                    enabled,
+                    message: None,
+                    error: Some(format!("{e:#}")),
+                }),
             )
         }
     };
     let tx = tx.as_ref().map(tx_hex);
-    if let Some(p) = v.proof.as_object_mut() {
-        p.insert("anchorTx".into(), json!(tx));
-        p.insert("legacyTx".into(), json!(tx));
-        p.insert("anchorChain".into(), json!(view.chain_name));
-        p.insert("anchorChainId".into(), json!(view.chain_id));
-        p.insert("anchor_status".into(), json!(status.as_str()));
-        p.insert("anchor".into(), detail);
-    }
-    v.verified = v.checks.iter().all(|c| c.passed);
-    if let Value::Object(r) = &mut v.result {
-        r.insert("proof".into(), v.proof.clone());
-        r.insert("verified".into(), json!(v.verified));
-    }
+    v.proof_mut().set_anchoring(Anchoring {
+        anchor_tx: tx.clone(),
+        legacy_tx: tx,
+        anchor_chain: view.chain_name.clone(),
+        anchor_chain_id: view.chain_id,
+        anchor_status: status.as_str().to_owned(),
+        anchor: detail,
+    });
+    v.seal();
     Ok(())
 }
 
 /// The anchor object of a record that is in no anchor batch yet.
-pub fn pending_json(enabled: bool) -> Value {
-    json!({
-        "status": "pending",
-        "enabled": enabled,
-        "message": if enabled {
-            "not in an anchor batch yet (one is built every few resolved epochs)"
-        } else {
-            "anchoring is disabled on this service"
-        },
+pub fn pending_doc(enabled: bool) -> AnchorDoc {
+    let message = if enabled {
+        "not in an anchor batch yet (one is built every few resolved epochs)"
+    } else {
+        "anchoring is disabled on this service"
+    };
+    AnchorDoc::Pending(AnchorPending {
+        status: "pending".into(),
+        enabled,
+        message: Some(message.into()),
+        error: None,
     })
 }
 
@@ -94,26 +99,35 @@ pub fn inclusion_check(inc: &Inclusion) -> Result<String, String> {
 
 /// The anchor object of a proof: the batch, the record's leaf and path, and the transaction
 /// (null until the batch is confirmed).
-pub fn inclusion_json(inc: &Inclusion, view: &AnchorView, enabled: bool) -> Value {
+pub fn inclusion_doc(inc: &Inclusion, view: &AnchorView, enabled: bool) -> AnchorDoc {
     let b = &inc.batch;
     let tx = b.tx_hash.filter(|_| b.status == AnchorState::Confirmed);
-    json!({
-        "status": b.status.as_str(),
-        "enabled": enabled,
-        "batch": b.number,
-        "epochs": {"first": b.first_epoch, "last": b.last_epoch},
-        "pool_batches": {"from": b.pool_from, "to": b.pool_to},
-        "notary_batches": {"from": b.notary_from, "to": b.notary_to},
-        "leaf": hex::encode(inc.leaf.bytes()),
-        "leaf_hash": hex::encode(merkle::leaf_hash(&inc.leaf.bytes())),
-        "leaf_index": inc.index,
-        "tree_size": inc.tree_size,
-        "audit_path": inc.path.iter().map(hex::encode).collect::<Vec<_>>(),
-        "root": hex::encode(b.root),
-        "calldata": format!("0x{}", hex::encode(anchor::calldata(&b.root))),
-        "tx": tx.as_ref().map(tx_hex),
-        "block": b.block_number.filter(|_| tx.is_some()),
-        "chain": view.chain_name,
-        "chain_id": view.chain_id,
-    })
+    AnchorDoc::Included(Box::new(AnchorIncluded {
+        status: b.status.as_str().to_owned(),
+        enabled,
+        batch: b.number,
+        epochs: EpochSpan {
+            first: b.first_epoch,
+            last: b.last_epoch,
+        },
+        pool_batches: BatchSpan {
+            from: b.pool_from,
+            to: b.pool_to,
+        },
+        notary_batches: BatchSpan {
+            from: b.notary_from,
+            to: b.notary_to,
+        },
+        leaf: hex::encode(inc.leaf.bytes()),
+        leaf_hash: hex::encode(merkle::leaf_hash(&inc.leaf.bytes())),
+        leaf_index: inc.index,
+        tree_size: inc.tree_size,
+        audit_path: inc.path.iter().map(hex::encode).collect(),
+        root: hex::encode(b.root),
+        calldata: format!("0x{}", hex::encode(anchor::calldata(&b.root))),
+        tx: tx.as_ref().map(tx_hex),
+        block: b.block_number.filter(|_| tx.is_some()),
+        chain: view.chain_name.clone(),
+        chain_id: view.chain_id,
+    }))
 }

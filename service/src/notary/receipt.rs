@@ -11,7 +11,7 @@
 //! ```
 
 use crate::anchor::batch::{inclusion, Subject};
-use crate::anchor::proof::{inclusion_check, inclusion_json};
+use crate::anchor::proof::{inclusion_check, inclusion_doc};
 use crate::anchor::AnchorView;
 use rand::RngCore;
 use serde_json::{json, Value};
@@ -204,7 +204,7 @@ pub async fn full_json(
                 if inc.batch.status == AnchorState::Confirmed {
                     status = ReceiptStatus::Anchored;
                 }
-                anchor_json = inclusion_json(&inc, anchor, enabled);
+                anchor_json = json!(inclusion_doc(&inc, anchor, enabled));
             }
             Ok(None) => {
                 anchor_json = json!({

@@ -2,10 +2,10 @@
 //! acceptance (docs/PROTOCOL.md §11, "Signed acceptance") and, for a pool-served game, its
 //! binding to an epoch's bets tree (§14, "Binding served bets").
 
-use serde_json::{json, Value};
 use vrs_engine::merkle;
 use vrs_protocol::acceptance::{self, AcceptanceDoc, Place};
 use vrs_protocol::report::{check, Check, Verification};
+use vrs_protocol::verification::{BetEpochDoc, Proof};
 use vrs_store::{EpochStatus, GameRecord, Store};
 
 /// The acceptance keys a store has published, and since when the first one was in use: a game
@@ -79,11 +79,8 @@ pub fn add_acceptance(v: &mut Verification, game: &GameRecord, keys: &PublishedK
         }
     };
     check(&mut v.checks, "acceptance", result);
-    if let Some(p) = v.proof.as_object_mut() {
-        p.insert("acceptance".into(), json!(doc));
-        p.insert("bet_created_at_ms".into(), json!(g.created_at_ms));
-    }
-    refresh(v);
+    v.proof_mut().set_acceptance(doc);
+    v.seal();
 }
 
 /// Adds a pool-served game's `pool_bet_inclusion` check (after `pool_game_id`) once its bet
@@ -97,7 +94,7 @@ pub async fn add_pool_binding(
     let g = &game.new;
     let (member, result) = match game.bet_epoch {
         None if keys.signing_at(g.created_at_ms) => (
-            Value::Null,
+            None,
             Some(Err(format!(
                 "bound to no epoch, yet served at {} ms, when this service already bound every \
                  served bet",
@@ -105,19 +102,19 @@ pub async fn add_pool_binding(
             ))),
         ),
         None => (
-            Value::Null,
+            None,
             Some(Ok(
                 "served before protocol version 2: bound by no epoch".to_owned()
             )),
         ),
         Some(e) => match store.epoch(e).await? {
             None => (
-                json!({"epoch": e, "status": "missing"}),
+                Some(BetEpochDoc::short(e, "missing")),
                 Some(Err(format!("its bet epoch {e} is missing"))),
             ),
             Some(rec) => match (&rec.status, &rec.input) {
                 (EpochStatus::Open, _) | (_, None) => {
-                    (json!({"epoch": e, "status": "pending"}), None)
+                    (Some(BetEpochDoc::short(e, "pending")), None)
                 }
                 (_, Some(input)) => {
                     let leaves = store.epoch_leaves(e).await?;
@@ -156,15 +153,15 @@ pub async fn add_pool_binding(
                             }
                         }
                     };
-                    let member = json!({
-                        "epoch": e,
-                        "status": "bound",
-                        "leaf_index": position,
-                        "tree_size": size,
-                        "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
-                        "bets_root": hex::encode(input.bets_root),
-                    });
-                    (member, Some(result))
+                    let member = BetEpochDoc {
+                        epoch: e,
+                        status: "bound".into(),
+                        leaf_index: Some(position.map(|i| i as u64)),
+                        tree_size: Some(size),
+                        audit_path: Some(path.iter().map(hex::encode).collect()),
+                        bets_root: Some(hex::encode(input.bets_root)),
+                    };
+                    (Some(member), Some(result))
                 }
             },
         },
@@ -174,10 +171,10 @@ pub async fn add_pool_binding(
         check(&mut one, "pool_bet_inclusion", result);
         insert_after(&mut v.checks, "pool_game_id", one);
     }
-    if let Some(p) = v.proof.as_object_mut() {
-        p.insert("bet_epoch".into(), member);
+    if let Proof::Pool(p) = v.proof_mut() {
+        p.bet_epoch = Some(member);
     }
-    refresh(v);
+    v.seal();
     Ok(())
 }
 
@@ -187,13 +184,4 @@ fn insert_after(checks: &mut Vec<Check>, name: &str, new: Vec<Check>) {
         .position(|c| c.name == name)
         .map_or(checks.len(), |i| i + 1);
     checks.splice(at..at, new);
-}
-
-/// `verified` and the result's copy of the proof, after checks or members were added.
-fn refresh(v: &mut Verification) {
-    v.verified = v.checks.iter().all(|c| c.passed);
-    if let Value::Object(r) = &mut v.result {
-        r.insert("proof".into(), v.proof.clone());
-        r.insert("verified".into(), json!(v.verified));
-    }
 }

@@ -11,7 +11,6 @@ use crate::anchor::AnchorView;
 use crate::epoch::previous_output;
 use acceptance::{add_acceptance, add_pool_binding, PublishedKeys};
 use anyhow::Context;
-use serde_json::{json, Value};
 use vrs_engine::classgroup::epoch::GROUP_PREFIX;
 use vrs_engine::merkle;
 use vrs_protocol::commit::bet_leaf;
@@ -21,6 +20,11 @@ use vrs_protocol::games::{DERIVATION, DICE_DERIVATION};
 use vrs_protocol::outcome::{self, Outcome};
 pub use vrs_protocol::report::{check, Check, Verification};
 pub use vrs_protocol::timing::{timing_step, PriorEpoch, TimingFacts};
+use vrs_protocol::verification::{
+    BetDoc, BetEvaluated, BetMembers, Checkpoint, DiceRolled, EpochBetCommitted, EpochProof,
+    EpochPublished, GameResult, InterfaceMembers, OutcomeDoc, Proof, RandomnessDerived, ReplayStep,
+    ResultMembers, RngMembers, TimingDoc,
+};
 use vrs_store::{EpochRecord, GameRecord, Store};
 
 /// What a lookup found.
@@ -110,22 +114,26 @@ pub fn timing_check(epoch: &EpochRecord, n: &Neighbours) -> Result<String, Strin
 }
 
 /// The `timing` object of a verification's proof (docs/PROTOCOL.md §13).
-fn timing_json(epoch: &EpochRecord, n: &Neighbours) -> Value {
+fn timing_doc(epoch: &EpochRecord, n: &Neighbours) -> TimingDoc {
     let plan = epoch.plan;
     let pred = n.predecessor.as_ref().filter(|_| epoch.previous() > 0);
-    json!({
-        "version": epoch.version(),
-        "previous_epoch": epoch.previous(),
-        "nonce": epoch.nonce.map(hex::encode),
-        "opened_at_ms": epoch.opened_at_ms,
-        "closed_at_ms": epoch.closed_at_ms,
-        "security_margin": plan.map(|p| f64::from(p.margin_centi) / 100.0),
-        "squarings_per_second": plan.map(|p| p.squarings_per_second),
-        "deadline_ms": plan.map(|p| p.deadline_ms),
-        "previous_closed_at_ms": pred.and_then(|p| p.closed_at_ms),
-        "previous_iterations": pred.and_then(EpochRecord::iterations),
-        "prior_resolved_at_ms": n.prior.as_ref().and_then(|p| p.output.as_ref()).map(|o| o.resolved_at_ms),
-    })
+    TimingDoc {
+        version: epoch.version(),
+        previous_epoch: epoch.previous(),
+        nonce: epoch.nonce.map(hex::encode),
+        opened_at_ms: epoch.opened_at_ms,
+        closed_at_ms: epoch.closed_at_ms,
+        security_margin: plan.map(|p| f64::from(p.margin_centi) / 100.0),
+        squarings_per_second: plan.map(|p| p.squarings_per_second),
+        deadline_ms: plan.map(|p| p.deadline_ms),
+        previous_closed_at_ms: pred.and_then(|p| p.closed_at_ms),
+        previous_iterations: pred.and_then(EpochRecord::iterations),
+        prior_resolved_at_ms: n
+            .prior
+            .as_ref()
+            .and_then(|p| p.output.as_ref())
+            .map(|o| o.resolved_at_ms),
+    }
 }
 
 /// Verifies `game` of `epoch`: `chain_prev` is y of its predecessor p(e) as stored (or the
@@ -253,43 +261,61 @@ pub fn verify(
     // 6. rngValue, dice and payout recomputed from y.
     let (stored, derived) = outcome_checks(&mut checks, y_bytes, game);
 
-    let verified = checks.iter().all(|c| c.passed);
     let seed_hex = seed.as_ref().map(hex::encode).unwrap_or_default();
-    let mut proof = json!({
-            "veo_class": veo_class(&epoch.modulus),
-            "modulus": epoch.modulus,
-            "iterations": t,
-            "x": hex::encode(x_bytes),
-            "y": hex::encode(y_bytes),
-            "pi": hex::encode(output.map_or(&empty, |o| &o.pi)),
-            "l": hex::encode(output.map_or(&empty, |o| &o.l)),
-            "epoch_seed": seed_hex,
-            "previous_output": hex::encode(prev_y),
-            "bets_root": hex::encode(bets_root),
-            "bet_count": input.map_or(0, |i| i.bet_count),
-            "leaf": hex::encode(&g.leaf),
-            "leaf_hash": hex::encode(leaf_hash),
-            "leaf_index": game.seq,
-            "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
-            "checkpoints": output.map(|o| o.checkpoints.iter()
-                .map(|(i, v)| json!({"iteration": i, "value": hex::encode(v)}))
-                .collect::<Vec<_>>()).unwrap_or_default(),
-            "bet": bet_json(game),
-            "timing": timing_json(epoch, neighbours),
-    });
     // The group's own description: N for an RSA group, D_e (chiavdf's string) for a class group.
-    match (group, &discriminant) {
-        (Group::Rsa(m), _) => proof["modulus_n"] = json!(hex::encode(m.to_be_bytes())),
-        (Group::Class { bits }, d) => {
-            proof["discriminant"] = json!(d.as_ref().and_then(|d| d.as_ref().ok()));
-            proof["discriminant_bits"] = json!(bits);
-        }
-    }
-    let proof = with_interface_members(e, &stored.rng_value, proof);
+    let (modulus_n, discriminant, discriminant_bits) = match (group, &discriminant) {
+        (Group::Rsa(m), _) => (Some(hex::encode(m.to_be_bytes())), None, None),
+        (Group::Class { bits }, d) => (
+            None,
+            Some(d.as_ref().and_then(|d| d.as_ref().ok()).cloned()),
+            Some(*bits),
+        ),
+    };
+    let proof = EpochProof {
+        veo_class: veo_class(&epoch.modulus),
+        modulus: epoch.modulus.clone(),
+        modulus_n,
+        discriminant,
+        discriminant_bits,
+        iterations: t,
+        x: hex::encode(x_bytes),
+        y: hex::encode(y_bytes),
+        pi: hex::encode(output.map_or(&empty, |o| &o.pi)),
+        l: hex::encode(output.map_or(&empty, |o| &o.l)),
+        epoch_seed: seed_hex.clone(),
+        previous_output: hex::encode(prev_y),
+        bets_root: hex::encode(bets_root),
+        bet_count: input.map_or(0, |i| i.bet_count),
+        leaf: hex::encode(&g.leaf),
+        leaf_hash: hex::encode(leaf_hash),
+        leaf_index: game.seq,
+        audit_path: path.iter().map(hex::encode).collect(),
+        checkpoints: output
+            .map(|o| {
+                o.checkpoints
+                    .iter()
+                    .map(|(i, v)| Checkpoint {
+                        iteration: *i,
+                        value: hex::encode(v),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        bet: BetDoc::from(g),
+        timing: timing_doc(epoch, neighbours),
+        bet_created_at_ms: g.created_at_ms,
+        interface: interface_members(e, &stored.rng_value),
+        acceptance: None,
+        anchoring: None,
+    };
     let y = epoch.output.as_ref().map(|o| hex::encode(&o.y));
-    let mut result = result_json(game, y, &stored, derived.as_ref().ok());
-    result["verified"] = json!(verified);
-    result["proof"] = proof.clone();
+    let result = game_result(
+        game,
+        y,
+        &stored,
+        derived.as_ref().ok(),
+        Proof::Epoch(Box::new(proof)),
+    );
     let replay_steps = replay_steps(
         game,
         epoch,
@@ -299,13 +325,7 @@ pub fn verify(
         &stored,
         derived.as_ref().ok(),
     );
-    Verification {
-        verified,
-        checks,
-        proof,
-        result,
-        replay_steps,
-    }
+    Verification::new(checks, result, replay_steps)
 }
 
 /// The stored resolution, the outcome recomputed from `y`, and the `rng_value`, `dice` and
@@ -422,90 +442,66 @@ async fn lookup_pool(
     Ok(Lookup::Resolved(Box::new(v)))
 }
 
-/// Adds the interface's proof members (section 2.9) to `proof`: the epoch, rngValue, the
-/// derivation text; [`attach`] adds the anchor members.
-pub(crate) fn with_interface_members(vdf_epoch: u64, rng_value: &str, mut proof: Value) -> Value {
-    let members = json!({
-        "vdfEpoch": vdf_epoch,
-        "rngValue": rng_value,
-        "derivation": DERIVATION,
-    });
-    if let (Some(p), Value::Object(m)) = (proof.as_object_mut(), members) {
-        p.extend(m);
+/// The interface's proof members (section 2.9): the epoch, rngValue and the derivation text;
+/// [`attach`] adds the anchor members.
+pub(crate) fn interface_members(vdf_epoch: u64, rng_value: &str) -> InterfaceMembers {
+    InterfaceMembers {
+        vdf_epoch,
+        rng_value: rng_value.to_owned(),
+        derivation: DERIVATION.to_owned(),
     }
-    proof
-}
-
-/// The committed fields of a game.
-pub fn bet_json(game: &GameRecord) -> Value {
-    let g = &game.new;
-    json!({
-        "game_id": g.game_id,
-        "game": g.game,
-        "bet_type": g.bet_type,
-        "target": g.target,
-        "combo": g.combo,
-        "amount": g.amount,
-        "player_id": g.player_id,
-        "player_seed": g.player_seed,
-        "operator_key": g.operator_key,
-    })
-}
-
-/// The outcome object: die1, die2 (die3 for Sic Bo) and total.
-pub fn outcome_json(dice: &[u8]) -> Value {
-    let mut o = serde_json::Map::new();
-    for (i, d) in dice.iter().enumerate() {
-        o.insert(format!("die{}", i + 1), json!(d));
-    }
-    o.insert(
-        "total".into(),
-        json!(dice.iter().map(|&d| u32::from(d)).sum::<u32>()),
-    );
-    Value::Object(o)
 }
 
 /// The result object of a resolved game; `y` is the output it was derived from (the epoch's,
 /// or a pool entry's).
-pub(crate) fn result_json(
+pub(crate) fn game_result(
     game: &GameRecord,
     y: Option<String>,
     stored: &vrs_store::GameResolution,
     derived: Option<&Outcome>,
-) -> Value {
+    proof: Proof,
+) -> GameResult {
     let g = &game.new;
-    let mut r = json!({
-        "game_id": g.game_id,
-        "game": g.game,
-        "epoch": game.epoch,
-        "rngValue": stored.rng_value,
-        "entropy": y,
-        "resolved_at": game.resolved_at_ms.map(|ms| ms / 1000),
-        "verify_url": format!("/api/v1/verify/{}", g.game_id),
-        "verify_page": format!("/verify?game={}", g.game_id),
-        "result_hash": hex::encode(vrs_protocol::commit::result_hash(g, stored)),
-    });
-    if g.game == "rng" {
-        r["request_id"] = json!(g.request_id);
-        r["client_seed"] = json!(g.player_seed);
-        r["random"] = json!(stored.rng_value);
+    let members = if g.game == "rng" {
+        ResultMembers::Rng(RngMembers {
+            request_id: g.request_id.clone(),
+            client_seed: g.player_seed.clone(),
+            random: stored.rng_value.clone(),
+        })
     } else {
-        r["bet_id"] = json!(g.request_id);
-        r["bet_type"] = json!(g.bet_type);
-        r["target"] = json!(g.target);
-        r["combo"] = json!(g.combo);
-        r["amount"] = json!(g.amount);
-        r["player_id"] = json!(g.player_id);
-        r["player_seed"] = json!(g.player_seed);
-        r["operator_key"] = json!(g.operator_key);
-        r["outcome"] = outcome_json(&stored.dice);
-        r["won"] = json!(stored.won);
-        r["payout"] = json!(stored.payout);
-        if let Some((_, _, s)) = derived.and_then(|d| d.bet.as_ref()) {
-            r["rule"] = json!(s.rule);
-        }
+        ResultMembers::Bet(Box::new(BetMembers {
+            bet_id: g.request_id.clone(),
+            bet_type: g.bet_type.clone(),
+            target: g.target,
+            combo: g.combo,
+            amount: g.amount.clone(),
+            player_id: g.player_id.clone(),
+            player_seed: g.player_seed.clone(),
+            operator_key: g.operator_key.clone(),
+            outcome: OutcomeDoc::of(&stored.dice),
+            won: stored.won,
+            payout: stored.payout.clone(),
+            rule: derived
+                .and_then(|d| d.bet.as_ref())
+                .map(|(_, _, s)| s.rule.clone()),
+        }))
+    };
+    GameResult {
+        game_id: g.game_id.clone(),
+        game: g.game.clone(),
+        epoch: game.epoch,
+        rng_value: stored.rng_value.clone(),
+        entropy: y,
+        resolved_at: game.resolved_at_ms.map(|ms| ms / 1000),
+        verify_url: format!("/api/v1/verify/{}", g.game_id),
+        verify_page: format!("/verify?game={}", g.game_id),
+        result_hash: hex::encode(vrs_protocol::commit::result_hash(g, stored)),
+        members,
+        pool_served: None,
+        pool_index: None,
+        verified: false,
+        proof,
     }
-    r
 }
 
 fn replay_steps(
@@ -516,7 +512,7 @@ fn replay_steps(
     seed_hex: &str,
     stored: &vrs_store::GameResolution,
     derived: Option<&Outcome>,
-) -> Vec<Value> {
+) -> Vec<ReplayStep> {
     let g = &game.new;
     let input = epoch.input.as_ref();
     let output = epoch.output.as_ref();
@@ -537,41 +533,42 @@ fn replay_steps(
         )
     };
     let mut steps = vec![
-        json!({
-            "step": 1,
-            "action": "bet_committed",
-            "description": "the game joined the open epoch; when the epoch closed, its leaf was \
-                committed in the epoch's RFC 6962 bets tree",
-            "game_id": g.game_id,
-            "epoch": game.epoch,
-            "accepted_at": g.created_at_ms / 1000,
-            "leaf": hex::encode(&g.leaf),
-            "leaf_hash": hex::encode(leaf_hash),
-            "leaf_index": game.seq,
-            "bet_count": input.map(|i| i.bet_count),
-            "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
-            "bets_root": input.map(|i| hex::encode(i.bets_root)),
-            "closed_at": epoch.closed_at_ms.map(|ms| ms / 1000),
-        }),
-        json!({
-            "step": 2,
-            "action": "vdf_epoch_published",
-            "description": description,
-            "epoch": epoch.number,
-            "version": epoch.version(),
-            "previous_epoch": epoch.previous(),
-            "modulus": epoch.modulus,
-            "iterations": input.map(|i| i.iterations),
-            "previous_output": input.map(|i| hex::encode(&i.prev_y)),
-            "bets_root": input.map(|i| hex::encode(i.bets_root)),
-            "epoch_seed": seed_hex,
-            "input": input.map(|i| hex::encode(&i.x)),
-            "output": y_hex,
-            "pi": output.map(|o| hex::encode(&o.pi)),
-            "l": output.map(|o| hex::encode(&o.l)),
-            "computation_ms": output.map(|o| o.computation_ms),
-            "published_at": output.map(|o| o.resolved_at_ms / 1000),
-        }),
+        ReplayStep::EpochBetCommitted(Box::new(EpochBetCommitted {
+            step: 1,
+            action: "bet_committed".into(),
+            description: "the game joined the open epoch; when the epoch closed, its leaf was \
+                committed in the epoch's RFC 6962 bets tree"
+                .into(),
+            game_id: g.game_id.clone(),
+            epoch: game.epoch,
+            accepted_at: g.created_at_ms / 1000,
+            leaf: hex::encode(&g.leaf),
+            leaf_hash: hex::encode(leaf_hash),
+            leaf_index: game.seq,
+            bet_count: input.map(|i| i.bet_count),
+            audit_path: path.iter().map(hex::encode).collect(),
+            bets_root: input.map(|i| hex::encode(i.bets_root)),
+            closed_at: epoch.closed_at_ms.map(|ms| ms / 1000),
+        })),
+        ReplayStep::EpochPublished(Box::new(EpochPublished {
+            step: 2,
+            action: "vdf_epoch_published".into(),
+            description,
+            epoch: epoch.number,
+            version: epoch.version(),
+            previous_epoch: epoch.previous(),
+            modulus: epoch.modulus.clone(),
+            iterations: input.map(|i| i.iterations),
+            previous_output: input.map(|i| hex::encode(&i.prev_y)),
+            bets_root: input.map(|i| hex::encode(i.bets_root)),
+            epoch_seed: seed_hex.to_owned(),
+            input: input.map(|i| hex::encode(&i.x)),
+            output: y_hex.clone(),
+            pi: output.map(|o| hex::encode(&o.pi)),
+            l: output.map(|o| hex::encode(&o.l)),
+            computation_ms: output.map(|o| o.computation_ms),
+            published_at: output.map(|o| o.resolved_at_ms / 1000),
+        })),
     ];
     steps.extend(outcome_steps(game, &y_hex, stored, derived));
     steps
@@ -583,48 +580,49 @@ pub(crate) fn outcome_steps(
     y_hex: &str,
     stored: &vrs_store::GameResolution,
     derived: Option<&Outcome>,
-) -> Vec<Value> {
+) -> Vec<ReplayStep> {
     let g = &game.new;
     let seed = g.player_seed.clone().unwrap_or_default();
     let mut message = g.game_id.as_bytes().to_vec();
     message.extend_from_slice(seed.as_bytes());
     let roll = derived.and_then(|d| d.roll.as_ref());
     let settlement = derived.and_then(|d| d.bet.as_ref());
+    let raw = g.game == "rng";
     vec![
-        json!({
-            "step": 3,
-            "action": "randomness_derived",
-            "formula": DERIVATION,
-            "key": y_hex,
-            "message": hex::encode(&message),
-            "game_id": g.game_id,
-            "player_seed": g.player_seed,
-            "rngValue": stored.rng_value,
-        }),
-        json!({
-            "step": 4,
-            "action": "dice_rolled",
-            "rule": DICE_DERIVATION,
-            "dice": stored.dice,
-            "bytes_used": roll.map(|r| hex::encode(&r.bytes_used)),
-            "skipped": roll.map(|r| r.skipped),
-            "hmac_blocks": roll.map(|r| r.blocks),
-            "note": if g.game == "rng" { json!("raw RNG request: no dice are rolled") } else { Value::Null },
-        }),
-        json!({
-            "step": 5,
-            "action": "bet_evaluated",
-            "bet_type": g.bet_type,
-            "target": g.target,
-            "combo": g.combo,
-            "amount": g.amount,
-            "total": if stored.dice.is_empty() { Value::Null } else {
-                json!(stored.dice.iter().map(|&d| u32::from(d)).sum::<u32>()) },
-            "won": stored.won,
-            "payout": stored.payout,
-            "rule": settlement.map(|s| s.2.rule.clone()),
-            "note": if g.game == "rng" { json!("raw RNG request: nothing to evaluate") } else { Value::Null },
-        }),
+        ReplayStep::RandomnessDerived(Box::new(RandomnessDerived {
+            step: 3,
+            action: "randomness_derived".into(),
+            formula: DERIVATION.into(),
+            key: y_hex.to_owned(),
+            message: hex::encode(&message),
+            game_id: g.game_id.clone(),
+            player_seed: g.player_seed.clone(),
+            rng_value: stored.rng_value.clone(),
+        })),
+        ReplayStep::DiceRolled(Box::new(DiceRolled {
+            step: 4,
+            action: "dice_rolled".into(),
+            rule: DICE_DERIVATION.into(),
+            dice: stored.dice.clone(),
+            bytes_used: roll.map(|r| hex::encode(&r.bytes_used)),
+            skipped: roll.map(|r| r.skipped as u64),
+            hmac_blocks: roll.map(|r| r.blocks),
+            note: raw.then(|| "raw RNG request: no dice are rolled".into()),
+        })),
+        ReplayStep::BetEvaluated(Box::new(BetEvaluated {
+            step: 5,
+            action: "bet_evaluated".into(),
+            bet_type: g.bet_type.clone(),
+            target: g.target,
+            combo: g.combo,
+            amount: g.amount.clone(),
+            total: (!stored.dice.is_empty())
+                .then(|| stored.dice.iter().map(|&d| u32::from(d)).sum()),
+            won: stored.won,
+            payout: stored.payout.clone(),
+            rule: settlement.map(|s| s.2.rule.clone()),
+            note: raw.then(|| "raw RNG request: nothing to evaluate".into()),
+        })),
     ]
 }
 

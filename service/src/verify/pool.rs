@@ -2,14 +2,16 @@
 //! every check recomputed from the stored entry, its batch, the batch before it and the anchor
 //! epoch, on the data the response hands out.
 
-use super::{bet_json, check, outcome_checks, outcome_steps, result_json, veo_class};
-use super::{with_interface_members, Verification};
-use serde_json::json;
+use super::Verification;
+use super::{check, game_result, interface_members, outcome_checks, outcome_steps, veo_class};
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle;
 use vrs_engine::pool::{self, BatchLink};
 use vrs_engine::vdf;
 use vrs_protocol::commit::bet_leaf;
+use vrs_protocol::verification::{
+    BetDoc, PoolBetCommitted, PoolProof, PoolPublished, Proof, ReplayStep,
+};
 use vrs_store::{EpochRecord, GameRecord, PoolBatch, PoolEntry};
 
 /// What a pool-served game is checked against, as stored.
@@ -158,88 +160,88 @@ pub fn verify_pool(m: &Modulus, game: &GameRecord, ev: &PoolEvidence) -> Verific
     });
     let (stored, derived) = outcome_checks(&mut checks, &e.y, game);
 
-    let verified = checks.iter().all(|c| c.passed);
     let y_hex = hex::encode(&e.y);
-    let proof = with_interface_members(
-        b.anchor_epoch,
-        &stored.rng_value,
-        json!({
-            "pool_served": true,
-            "pool_index": e.index,
-            "pool_batch": b.number,
-            "veo_class": veo_class(m.id()),
-            "modulus": m.id(),
-            "modulus_n": hex::encode(m.to_be_bytes()),
-            "iterations": e.iterations,
-            "x": hex::encode(&e.x),
-            "y": y_hex,
-            "pi": hex::encode(&e.pi),
-            "l": hex::encode(&e.l),
-            "secret": hex::encode(e.secret),
-            "entry_seed": hex::encode(entry_seed),
-            "batch_seed": hex::encode(b.seed),
-            "batch_root": hex::encode(b.root),
-            "batch_first_index": b.first_index,
-            "batch_size": b.size,
-            "previous_batch_root": hex::encode(b.prev_root),
-            "anchor_epoch": b.anchor_epoch,
-            "anchor_y": hex::encode(anchor_y),
-            "batch_committed_at_ms": b.committed_at_ms,
-            "bet_created_at_ms": g.created_at_ms,
-            "entry_leaf": hex::encode(&leaf),
-            "entry_leaf_hash": hex::encode(leaf_hash),
-            "leaf_index": position,
-            "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
-            "leaf": hex::encode(&g.leaf),
-            "bet": bet_json(game),
-        }),
+    let audit_path: Vec<String> = path.iter().map(hex::encode).collect();
+    let proof = PoolProof {
+        pool_served: true,
+        pool_index: e.index,
+        pool_batch: b.number,
+        veo_class: veo_class(m.id()),
+        modulus: m.id().to_owned(),
+        modulus_n: hex::encode(m.to_be_bytes()),
+        iterations: e.iterations,
+        x: hex::encode(&e.x),
+        y: y_hex.clone(),
+        pi: hex::encode(&e.pi),
+        l: hex::encode(&e.l),
+        secret: hex::encode(e.secret),
+        entry_seed: hex::encode(entry_seed),
+        batch_seed: hex::encode(b.seed),
+        batch_root: hex::encode(b.root),
+        batch_first_index: b.first_index,
+        batch_size: b.size,
+        previous_batch_root: hex::encode(b.prev_root),
+        anchor_epoch: b.anchor_epoch,
+        anchor_y: hex::encode(anchor_y),
+        batch_committed_at_ms: b.committed_at_ms,
+        bet_created_at_ms: g.created_at_ms,
+        entry_leaf: hex::encode(&leaf),
+        entry_leaf_hash: hex::encode(leaf_hash),
+        leaf_index: position,
+        audit_path: audit_path.clone(),
+        leaf: hex::encode(&g.leaf),
+        bet: BetDoc::from(g),
+        interface: interface_members(b.anchor_epoch, &stored.rng_value),
+        bet_epoch: None,
+        acceptance: None,
+        anchoring: None,
+    };
+    let mut result = game_result(
+        game,
+        Some(y_hex.clone()),
+        &stored,
+        derived.as_ref().ok(),
+        Proof::Pool(Box::new(proof)),
     );
-    let mut result = result_json(game, Some(y_hex.clone()), &stored, derived.as_ref().ok());
-    result["pool_served"] = json!(true);
-    result["pool_index"] = json!(game.pool_index);
-    result["verified"] = json!(verified);
-    result["proof"] = proof.clone();
+    result.pool_served = Some(true);
+    result.pool_index = game.pool_index;
     let mut replay_steps = vec![
-        json!({
-            "step": 1,
-            "action": "bet_committed",
-            "description": "the bet consumed the next pool entry, in index order; the entry was \
-                committed under its batch's RFC 6962 root before the bet arrived",
-            "game_id": g.game_id,
-            "pool_index": e.index,
-            "accepted_at": g.created_at_ms / 1000,
-            "leaf": hex::encode(&g.leaf),
-            "entry_leaf_hash": hex::encode(leaf_hash),
-            "leaf_index": position,
-            "batch_size": b.size,
-            "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
-            "batch_root": hex::encode(b.root),
-            "batch_committed_at": b.committed_at_ms / 1000,
-        }),
-        json!({
-            "step": 2,
-            "action": "vdf_epoch_published",
-            "description": "pool entry: x = hash_to_group(H(batch seed ‖ index ‖ secret)); \
+        ReplayStep::PoolBetCommitted(Box::new(PoolBetCommitted {
+            step: 1,
+            action: "bet_committed".into(),
+            description: "the bet consumed the next pool entry, in index order; the entry was \
+                committed under its batch's RFC 6962 root before the bet arrived"
+                .into(),
+            game_id: g.game_id.clone(),
+            pool_index: e.index,
+            accepted_at: g.created_at_ms / 1000,
+            leaf: hex::encode(&g.leaf),
+            entry_leaf_hash: hex::encode(leaf_hash),
+            leaf_index: position,
+            batch_size: b.size,
+            audit_path,
+            batch_root: hex::encode(b.root),
+            batch_committed_at: b.committed_at_ms / 1000,
+        })),
+        ReplayStep::PoolPublished(Box::new(PoolPublished {
+            step: 2,
+            action: "vdf_epoch_published".into(),
+            description: "pool entry: x = hash_to_group(H(batch seed ‖ index ‖ secret)); \
                 y = x^(2^T) with a Wesolowski proof (π, ℓ); the batch seed chains the previous \
-                batch's root and the output of the anchor epoch",
-            "epoch": b.anchor_epoch,
-            "pool_batch": b.number,
-            "modulus": m.id(),
-            "iterations": e.iterations,
-            "batch_seed": hex::encode(b.seed),
-            "secret": hex::encode(e.secret),
-            "input": hex::encode(&e.x),
-            "output": y_hex,
-            "pi": hex::encode(&e.pi),
-            "l": hex::encode(&e.l),
-        }),
+                batch's root and the output of the anchor epoch"
+                .into(),
+            epoch: b.anchor_epoch,
+            pool_batch: b.number,
+            modulus: m.id().to_owned(),
+            iterations: e.iterations,
+            batch_seed: hex::encode(b.seed),
+            secret: hex::encode(e.secret),
+            input: hex::encode(&e.x),
+            output: y_hex.clone(),
+            pi: hex::encode(&e.pi),
+            l: hex::encode(&e.l),
+        })),
     ];
     replay_steps.extend(outcome_steps(game, &y_hex, &stored, derived.as_ref().ok()));
-    Verification {
-        verified,
-        checks,
-        proof,
-        result,
-        replay_steps,
-    }
+    Verification::new(checks, result, replay_steps)
 }
