@@ -21,11 +21,12 @@ use axum::extract::{Path, State as AxState};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use vrs_chain::x402;
 use vrs_protocol::notary::schema::{self, FieldError, Schema};
+use vrs_protocol::sorted::Sorted;
 use vrs_service::notary::keys;
 use vrs_service::notary::notarize::{self, GameResultRefused, Notarized, Payer, Refused, Request};
 use vrs_service::notary::receipt;
@@ -35,7 +36,11 @@ use vrs_store::IdempotentResponse;
 pub const IDEMPOTENCY_KEY_MAX: usize = 255;
 
 /// A JSON answer with `status` and the headers a use case asked for.
-fn json_answer(status: StatusCode, body: Value, headers: Vec<(&'static str, String)>) -> Response {
+fn json_answer(
+    status: StatusCode,
+    body: impl serde::Serialize,
+    headers: Vec<(&'static str, String)>,
+) -> Response {
     let mut res = (status, Json(body)).into_response();
     for (name, value) in headers {
         if let Ok(v) = HeaderValue::from_str(&value) {
@@ -74,9 +79,9 @@ fn base_url(headers: &HeaderMap) -> String {
     tag = "notary",
     responses((status = 200, description = "The schemas", body = doc::NotarySchemas))
 )]
-pub async fn schemas() -> Json<Value> {
-    Json(json!({
-        "schemas": schema::ALL.iter().map(|s| s.describe()).collect::<Vec<_>>(),
+pub async fn schemas() -> Json<Sorted<doc::NotarySchemas>> {
+    Json(Sorted(doc::NotarySchemas {
+        schemas: schema::ALL.iter().map(|s| s.describe()).collect(),
     }))
 }
 
@@ -90,7 +95,9 @@ pub async fn schemas() -> Json<Value> {
         (status = 503, description = "The database is unavailable", body = doc::ErrorBody),
     )
 )]
-pub async fn status(AxState(state): AxState<State>) -> Result<Response, ApiError> {
+pub async fn status(
+    AxState(state): AxState<State>,
+) -> Result<Json<Sorted<doc::NotaryStatus>>, ApiError> {
     let counts = state.store.notary_counts().await?;
     let anchor = state.anchor.status.snapshot();
     let anchored = state
@@ -100,52 +107,61 @@ pub async fn status(AxState(state): AxState<State>) -> Result<Response, ApiError
         .last_confirmed
         .map(|b| b.notary_to.saturating_sub(1));
     let notary = &state.notary;
-    let price = notary.x402.as_ref().map(|x| {
-        let c = &x.config;
-        json!({
-            "amount": c.amount.to_string(),
-            "decimals": c.decimals,
-            "display": c.display_price(),
-            "asset": c.asset.to_checksum(None),
-            "asset_name": c.asset_name,
-            "network": c.network,
-            "network_v1": c.network_v1,
-            "pay_to": c.pay_to.to_checksum(None),
-        })
-    });
-    Ok(Json(json!({
-        "service": "vrs notary",
-        "status": "operational",
-        "receipts": counts.receipts,
-        "pending": counts.pending,
-        "batch_interval_ms": notary.batch_every.as_millis() as u64,
-        "last_batch": counts.last_batch.as_ref().map(|b| json!({
-            "number": b.number,
-            "size": b.size,
-            "root": hex::encode(b.root),
-            "sealed_at": b.created_at_ms / 1000,
-        })),
-        "anchoring": {
-            "enabled": anchor.enabled,
-            "state": anchor.state,
-            "chain": state.anchor.chain_name,
-            "chain_id": state.anchor.chain_id,
-            "anchored_through_batch": anchored.filter(|n| *n > 0),
+    let text = |s: &str| s.to_owned();
+    Ok(Json(Sorted(doc::NotaryStatus {
+        service: text("vrs notary"),
+        status: text("operational"),
+        receipts: counts.receipts,
+        pending: counts.pending,
+        batch_interval_ms: notary.batch_every.as_millis() as u64,
+        last_batch: counts.last_batch.as_ref().map(|b| doc::NotaryBatchSummary {
+            number: b.number,
+            size: b.size,
+            root: hex::encode(b.root),
+            sealed_at: b.created_at_ms / 1000,
+        }),
+        anchoring: doc::NotaryAnchoring {
+            enabled: anchor.enabled,
+            state: text(anchor.state),
+            chain: state.anchor.chain_name.clone(),
+            chain_id: state.anchor.chain_id,
+            anchored_through_batch: anchored.filter(|n| *n > 0),
         },
-        "price": price,
-        "payment_methods": notary.methods(),
-        "x402": notary.x402.as_ref().map(|x| json!({
-            "versions": [2, 1],
-            "scheme": "exact",
-            "settlement": x.settles_via(),
-            "headers": {
-                "v2": {"required": "PAYMENT-REQUIRED", "payment": "PAYMENT-SIGNATURE", "response": "PAYMENT-RESPONSE"},
-                "v1": {"payment": "X-PAYMENT", "response": "X-PAYMENT-RESPONSE"},
+        price: notary.x402.as_ref().map(|x| {
+            let c = &x.config;
+            doc::NotaryPrice {
+                amount: c.amount.to_string(),
+                decimals: c.decimals,
+                display: c.display_price(),
+                asset: c.asset.to_checksum(None),
+                asset_name: c.asset_name.clone(),
+                network: c.network.clone(),
+                network_v1: c.network_v1.clone(),
+                pay_to: c.pay_to.to_checksum(None),
+            }
+        }),
+        payment_methods: notary.methods().into_iter().map(text).collect(),
+        x402: notary.x402.as_ref().map(|x| doc::X402Summary {
+            versions: vec![2, 1],
+            scheme: text("exact"),
+            settlement: text(x.settles_via()),
+            headers: doc::X402Headers {
+                v2: doc::X402V2Headers {
+                    required: text("PAYMENT-REQUIRED"),
+                    payment: text("PAYMENT-SIGNATURE"),
+                    response: text("PAYMENT-RESPONSE"),
+                },
+                v1: doc::X402V1Headers {
+                    payment: text("X-PAYMENT"),
+                    response: text("X-PAYMENT-RESPONSE"),
+                },
             },
-        })),
-        "api_keys": {"header": "Authorization: Bearer <key>", "issued_by": "vrs keys create --name NAME"},
-    }))
-    .into_response())
+        }),
+        api_keys: doc::ApiKeysSummary {
+            header: text("Authorization: Bearer <key>"),
+            issued_by: text("vrs keys create --name NAME"),
+        },
+    })))
 }
 
 /// A receipt
@@ -158,7 +174,7 @@ pub async fn status(AxState(state): AxState<State>) -> Result<Response, ApiError
     tag = "notary",
     params(("receipt_id" = String, Path, description = "The receipt's id")),
     responses(
-        (status = 200, description = "The receipt", body = doc::Receipt),
+        (status = 200, description = "The receipt", body = doc::ReceiptView),
         (status = 404, description = "No such receipt", body = doc::ReceiptNotFound),
         (status = 503, description = "The database is unavailable", body = doc::ErrorBody),
     )
@@ -174,9 +190,9 @@ pub async fn receipt(
     let Some(r) = state.store.receipt(&id).await? else {
         return Err(ApiError::ReceiptNotFound(id));
     };
-    let v =
-        receipt::full_json(state.store.as_ref(), &state.anchor, &r, &base_url(&headers)).await?;
-    Ok(Json(v).into_response())
+    let view =
+        receipt::full_view(state.store.as_ref(), &state.anchor, &r, &base_url(&headers)).await?;
+    Ok(Json(Sorted(view)).into_response())
 }
 
 async fn parse_request(state: &State, body: &[u8]) -> Result<Request, ApiError> {
@@ -463,7 +479,10 @@ pub async fn notarize(
     )
     .await;
     match done {
-        Notarized::Receipted(r) => Ok(json_answer(StatusCode::ACCEPTED, r.body, r.headers)),
+        Notarized::Receipted(r) => {
+            let r = *r;
+            Ok(json_answer(StatusCode::ACCEPTED, Sorted(r.body), r.headers))
+        }
         Notarized::Replay(stored) => Ok(replay(&stored)),
         Notarized::KeyReused => Err(ApiError::IdempotencyKeyReused),
         Notarized::KeyInFlight => Err(ApiError::IdempotencyKeyInFlight),

@@ -11,6 +11,11 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 pub use vrs_protocol::acceptance::AcceptanceDoc;
+pub use vrs_protocol::notary::receipt_doc::{
+    Receipt, ReceiptAnchor, ReceiptAnchorPending, ReceiptPayment, ReceiptProof,
+    ReceiptVerification, ReceiptView,
+};
+pub use vrs_protocol::notary::schema::{MetadataRule, PayloadHashRule, SchemaDescription};
 pub use vrs_protocol::report::Check;
 use vrs_protocol::sorted::members_sorted;
 pub use vrs_protocol::verification::{
@@ -453,7 +458,8 @@ pub struct PoolBatch {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct StatsEpoch {
     pub current: u64,
-    pub open_since: u64,
+    /// Unix seconds.
+    pub open_since: i64,
     pub computing: Option<u64>,
     /// Fraction of the running VDF done, 0 to 1.
     pub progress: Option<f64>,
@@ -473,20 +479,122 @@ pub struct Stats {
     pub resolved_games: u64,
     pub pending_games: u64,
     /// Games per type (dice, sicbo, rng).
-    #[schema(value_type = Object)]
-    pub games_by_type: Value,
-    /// squarings_per_second, epochs_resolved_since_start, uptime.
-    #[schema(value_type = Object)]
-    pub performance: Value,
+    pub games_by_type: std::collections::BTreeMap<String, u64>,
+    pub performance: Performance,
     /// The instant-bet pool: depth, generation, the last committed batch.
-    #[schema(value_type = Object)]
-    pub pool: Value,
+    pub pool: PoolStats,
     /// The anchoring loop and its batches.
-    #[schema(value_type = Object)]
-    pub anchoring: Value,
+    pub anchoring: AnchoringStats,
+    /// `sqlite` or `postgres`.
     pub store: String,
+    /// `leader` or `replica`.
     pub role: String,
     pub engine_error: Option<String>,
+}
+
+/// The engine's speed and uptime.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Performance {
+    pub squarings_per_second: u64,
+    pub epochs_resolved_since_start: u64,
+    /// Seconds since start.
+    pub uptime: u64,
+}
+
+/// The instant-bet pool: its reserve, configuration and generation, and the last committed
+/// batch (its root is published here before any of its entries is served).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PoolStats {
+    /// Committed entries not served yet.
+    pub depth: u64,
+    pub served: u64,
+    pub generated: u64,
+    pub generated_since_start: u64,
+    pub generated_per_second: f64,
+    /// The batch backend that generates entries (null before the first batch).
+    pub backend: Option<String>,
+    pub threads: usize,
+    pub iterations: u64,
+    pub batch_size: u64,
+    pub low_water: u64,
+    pub target_depth: u64,
+    pub refill_rate: u64,
+    pub instant_default: bool,
+    /// Whether this replica generates entries (it leads and has pool threads).
+    pub generating: bool,
+    pub last_batch: Option<PoolBatchSummary>,
+}
+
+/// A committed pool batch as stats shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PoolBatchSummary {
+    pub number: u64,
+    pub root: String,
+    pub first_index: u64,
+    pub size: u64,
+    pub previous_root: String,
+    pub anchor_epoch: u64,
+    pub seed: String,
+    pub committed_at: i64,
+    pub committed_at_ms: i64,
+    /// The batch's public record.
+    pub url: String,
+}
+
+/// The anchoring loop and its batches, for stats.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AnchoringStats {
+    pub enabled: bool,
+    /// disabled, standby, starting, active, retrying or refused.
+    pub state: String,
+    /// Why anchoring is off (null while it is on).
+    pub message: Option<String>,
+    pub chain: String,
+    pub chain_id: u64,
+    pub every_epochs: u64,
+    pub confirmations: u64,
+    /// The anchoring account.
+    pub address: Option<String>,
+    /// The anchor contract or recipient.
+    pub to: Option<String>,
+    pub batches: AnchorBatchCounts,
+    pub pending_batches: u64,
+    pub unbatched_epochs: u64,
+    pub anchored_through_epoch: Option<u64>,
+    pub last_batch: Option<AnchorBatchSummary>,
+    pub last_anchor: Option<AnchorBatchSummary>,
+    pub last_error: Option<String>,
+    /// Unix seconds.
+    pub last_error_at: Option<i64>,
+    pub consecutive_failures: u64,
+}
+
+/// Anchor batches by state.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AnchorBatchCounts {
+    pub pending: u64,
+    pub submitted: u64,
+    pub confirmed: u64,
+}
+
+/// An anchor batch as stats shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AnchorBatchSummary {
+    pub number: u64,
+    /// pending, submitted or confirmed.
+    pub status: String,
+    pub epochs: EpochSpan,
+    pub pool_batches: BatchSpan,
+    pub notary_batches: BatchSpan,
+    pub leaves: u64,
+    pub root: String,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// `0x` hash of the transaction.
+    pub tx: Option<String>,
+    pub block: Option<u64>,
+    /// Unix seconds.
+    pub confirmed_at: Option<i64>,
 }
 
 /// A game of the recent list (interface section 2.11).
@@ -503,7 +611,8 @@ pub struct RecentGame {
     pub dice: Option<Vec<u8>>,
     pub won: Option<bool>,
     pub payout: Option<String>,
-    pub created_at: u64,
+    /// Unix seconds.
+    pub created_at: i64,
     pub verify_url: String,
     /// The in-browser verifier for this game.
     pub verify_page: String,
@@ -551,51 +660,11 @@ pub struct ReceiptNotFound {
     pub receipt_id: String,
 }
 
-/// How a receipt was paid.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ReceiptPayment {
-    /// `api_key` or `x402`.
-    pub method: String,
-    /// x402: the payer's address.
-    pub payer: Option<String>,
-    /// x402: the settlement transaction.
-    pub transaction: Option<String>,
-}
-
-/// A notary receipt: 202 of `POST /v1/notarize`; with `proof`, `anchor` and `verification`
-/// from `GET /v1/notarize/{receipt_id}`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Receipt {
-    pub receipt_id: String,
-    /// pending (not in a batch yet), batched or anchored.
-    pub status: String,
-    pub schema: String,
-    pub payload_hash: String,
-    #[schema(value_type = Object)]
-    pub metadata: Value,
-    pub leaf_hash: String,
-    pub submitted_at: u64,
-    pub submitted_at_ms: u64,
-    pub receipt_url: String,
-    pub payment: ReceiptPayment,
-    /// The receipt's Merkle proof once batched (batch, leaf_index, tree_size, leaf_hash,
-    /// audit_path, root, sealed_at); null before.
-    #[schema(value_type = Option<Object>)]
-    pub proof: Option<Value>,
-    /// The anchor of the receipt's batch.
-    #[schema(value_type = Option<Object>)]
-    pub anchor: Option<Value>,
-    /// Checks recomputed from the stored data at this request.
-    #[schema(value_type = Option<Object>)]
-    pub verification: Option<Value>,
-}
-
 /// The notary's schemas.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct NotarySchemas {
     /// id, description, payload_hash and metadata rules of each schema.
-    #[schema(value_type = Vec<Object>)]
-    pub schemas: Vec<Value>,
+    pub schemas: Vec<SchemaDescription>,
 }
 
 /// The notary's status, price and payment methods.
@@ -606,19 +675,90 @@ pub struct NotaryStatus {
     pub receipts: u64,
     pub pending: u64,
     pub batch_interval_ms: u64,
-    #[schema(value_type = Option<Object>)]
-    pub last_batch: Option<Value>,
-    #[schema(value_type = Object)]
-    pub anchoring: Value,
+    pub last_batch: Option<NotaryBatchSummary>,
+    pub anchoring: NotaryAnchoring,
     /// The x402 price (null when only API keys are taken).
-    #[schema(value_type = Option<Object>)]
-    pub price: Option<Value>,
+    pub price: Option<NotaryPrice>,
     /// `api_key`, and `x402` when payments are configured.
     pub payment_methods: Vec<String>,
-    #[schema(value_type = Option<Object>)]
-    pub x402: Option<Value>,
-    #[schema(value_type = Object)]
-    pub api_keys: Value,
+    pub x402: Option<X402Summary>,
+    pub api_keys: ApiKeysSummary,
+}
+
+/// The last sealed notary batch.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NotaryBatchSummary {
+    pub number: u64,
+    pub size: u64,
+    pub root: String,
+    /// Unix seconds.
+    pub sealed_at: i64,
+}
+
+/// Anchoring as the notary's status shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NotaryAnchoring {
+    pub enabled: bool,
+    pub state: String,
+    pub chain: String,
+    pub chain_id: u64,
+    /// The last notary batch whose root is in a confirmed anchor transaction.
+    pub anchored_through_batch: Option<u64>,
+}
+
+/// The price of one receipt paid with x402.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NotaryPrice {
+    /// In the asset's smallest unit.
+    pub amount: String,
+    pub decimals: u32,
+    /// In whole units, e.g. `0.02`.
+    pub display: String,
+    pub asset: String,
+    pub asset_name: String,
+    /// x402 version 2's network id (CAIP-2).
+    pub network: String,
+    /// x402 version 1's name for the same network.
+    pub network_v1: String,
+    pub pay_to: String,
+}
+
+/// How to pay with x402.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct X402Summary {
+    pub versions: Vec<u8>,
+    /// `exact`.
+    pub scheme: String,
+    /// `facilitator` or `chain`.
+    pub settlement: String,
+    pub headers: X402Headers,
+}
+
+/// The x402 headers of each version.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct X402Headers {
+    pub v2: X402V2Headers,
+    pub v1: X402V1Headers,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct X402V2Headers {
+    pub required: String,
+    pub payment: String,
+    pub response: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct X402V1Headers {
+    pub payment: String,
+    pub response: String,
+}
+
+/// How to pay with an API key.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApiKeysSummary {
+    pub header: String,
+    pub issued_by: String,
 }
 
 /// 402: what to pay (x402 v2 `PAYMENT-REQUIRED` header, and the same as JSON).

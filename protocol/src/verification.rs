@@ -16,6 +16,42 @@ fn absent<T>(v: &Option<T>) -> bool {
     v.is_none()
 }
 
+/// The OpenAPI schema of an untagged enum whose variants' schemas overlap (one variant's
+/// required members are a subset of another's): `anyOf` its variants, where the derived `oneOf`
+/// would reject a body that matches two of them.
+macro_rules! any_of_schema {
+    ($ty:ty, $description:expr, $($variant:ty),+) => {
+        impl utoipa::PartialSchema for $ty {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::schema::AnyOfBuilder::new()
+                    $(.item(utoipa::openapi::Ref::from_schema_name(
+                        <$variant as utoipa::ToSchema>::name(),
+                    )))+
+                    .description(Some($description))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $ty {
+            fn schemas(
+                schemas: &mut Vec<(
+                    String,
+                    utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+                )>,
+            ) {
+                $(
+                    schemas.push((
+                        <$variant as utoipa::ToSchema>::name().into_owned(),
+                        <$variant as utoipa::PartialSchema>::schema(),
+                    ));
+                    <$variant as utoipa::ToSchema>::schemas(schemas);
+                )+
+            }
+        }
+    };
+}
+pub(crate) use any_of_schema;
+
 /// The committed fields of a game (`proof.bet`).
 #[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct BetDoc {
@@ -121,12 +157,20 @@ pub struct InterfaceMembers {
 
 /// The anchor object of a record (docs/PROTOCOL.md §16): pending while the record is in no
 /// anchor batch, else its batch, leaf, path and the transaction once confirmed.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
 pub enum AnchorDoc {
     Pending(AnchorPending),
     Included(Box<AnchorIncluded>),
 }
+
+any_of_schema!(
+    AnchorDoc,
+    "The anchor of a record (docs/PROTOCOL.md §16): pending while it is in no anchor batch, \
+     else its batch, leaf, audit path and root, and the transaction once confirmed.",
+    AnchorPending,
+    AnchorIncluded
+);
 
 /// The anchor object of a record in no anchor batch yet.
 #[derive(Clone, Debug, Serialize, ToSchema)]

@@ -1,7 +1,8 @@
 //! The notary's schemas: what a payload hash is a hash of, its exact format, and the limits on
 //! metadata (docs/PROTOCOL.md §17). Validation answers which field is wrong and why.
 
-use serde_json::{json, Value};
+use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Largest metadata, measured in its RFC 8785 canonical form.
 pub const METADATA_MAX_BYTES: usize = 4096;
@@ -87,33 +88,33 @@ impl Schema {
     }
 
     /// The schema as `GET /v1/notarize/schemas` lists it.
-    pub fn describe(self) -> Value {
-        let mut metadata = json!({
-            "type": "object",
-            "required": false,
-            "default": {},
-            "max_bytes": METADATA_MAX_BYTES,
-            "max_depth": METADATA_MAX_DEPTH,
-            "measured_as": "RFC 8785 canonical JSON",
-        });
-        if self == Self::GameResult {
-            metadata["required_members"] = json!({
-                "game_id": "the resolved game's id (32 lowercase hex digits)"
-            });
-        }
-        json!({
-            "id": self.id(),
-            "description": self.description(),
-            "payload_hash": {
-                "type": "string",
-                "encoding": "hex",
-                "length_bytes": 32,
-                "pattern": "^(0x)?[0-9a-fA-F]{64}$",
-                "canonical": self.canonical_format(),
-                "example": self.canonical_hash(&[0xab; 32]),
+    pub fn describe(self) -> SchemaDescription {
+        SchemaDescription {
+            id: self.id().to_owned(),
+            description: self.description().to_owned(),
+            payload_hash: PayloadHashRule {
+                kind: "string".into(),
+                encoding: "hex".into(),
+                length_bytes: 32,
+                pattern: "^(0x)?[0-9a-fA-F]{64}$".into(),
+                canonical: self.canonical_format().to_owned(),
+                example: self.canonical_hash(&[0xab; 32]),
             },
-            "metadata": metadata,
-        })
+            metadata: MetadataRule {
+                kind: "object".into(),
+                required: false,
+                default: BTreeMap::new(),
+                max_bytes: METADATA_MAX_BYTES,
+                max_depth: METADATA_MAX_DEPTH,
+                measured_as: "RFC 8785 canonical JSON".into(),
+                required_members: (self == Self::GameResult).then(|| {
+                    BTreeMap::from([(
+                        "game_id".to_owned(),
+                        "the resolved game's id (32 lowercase hex digits)".to_owned(),
+                    )])
+                }),
+            },
+        }
     }
 
     /// The canonical spelling of a 32-byte digest under this schema.
@@ -123,6 +124,47 @@ impl Schema {
             _ => hex::encode(bytes),
         }
     }
+}
+
+/// What a schema's payload hash and metadata must be (`GET /v1/notarize/schemas`).
+#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct SchemaDescription {
+    pub id: String,
+    pub description: String,
+    pub payload_hash: PayloadHashRule,
+    pub metadata: MetadataRule,
+}
+
+/// The payload hash's spelling.
+#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct PayloadHashRule {
+    /// `string`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `hex`.
+    pub encoding: String,
+    pub length_bytes: u32,
+    pub pattern: String,
+    /// How the receipt writes it back.
+    pub canonical: String,
+    pub example: String,
+}
+
+/// The metadata's rules.
+#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct MetadataRule {
+    /// `object`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub required: bool,
+    /// `{}`.
+    pub default: BTreeMap<String, String>,
+    pub max_bytes: usize,
+    pub max_depth: usize,
+    pub measured_as: String,
+    /// Members the schema requires, with what each must be.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub required_members: Option<BTreeMap<String, String>>,
 }
 
 /// Parses a payload hash: 64 hex digits, either case, with or without 0x.
@@ -200,6 +242,7 @@ pub fn kind(v: &Value) -> &'static str {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn payload_hashes_accept_case_and_prefix() {

@@ -7,10 +7,10 @@
 use super::receipt::{self, ReceiptStatus};
 use super::settlement::{self, Prepared, PreparedKey};
 use super::Notary;
-use serde_json::{json, Value};
 use std::sync::Arc;
 use vrs_chain::x402;
 use vrs_observe::clock::now_ms;
+use vrs_protocol::notary::receipt_doc::Receipt;
 use vrs_protocol::notary::schema::Schema;
 use vrs_store::{
     ApiKey, IdempotencyClaim, IdempotencyKey, IdempotentResponse, NewReceipt, Payment,
@@ -60,7 +60,7 @@ impl Payer {
 /// A stored receipt: the 202's body and its extra headers (x402's payment response).
 #[derive(Debug)]
 pub struct Receipted {
-    pub body: Value,
+    pub body: Receipt,
     pub headers: Vec<(&'static str, String)>,
 }
 
@@ -110,7 +110,7 @@ impl From<StoreError> for Refused {
 /// How a notarization ended.
 #[derive(Debug)]
 pub enum Notarized {
-    Receipted(Receipted),
+    Receipted(Box<Receipted>),
     /// The Idempotency-Key's first answer, to be replayed as it was.
     Replay(IdempotentResponse),
     /// The Idempotency-Key was used with another body (422).
@@ -188,7 +188,7 @@ pub async fn notarize(
             base_url: &base_url,
         };
         match execute(&ctx, request, payer, idempotency.clone()).await {
-            Ok(r) => Notarized::Receipted(r),
+            Ok(r) => Notarized::Receipted(Box::new(r)),
             Err(refused) => {
                 if let (true, Some(k)) = (refused.releases_key(), &idempotency) {
                     // The request did not happen: the key may be used again.
@@ -275,12 +275,12 @@ async fn execute(
         submitted_at_ms,
         payment,
     };
-    let mut body = receipt::base_json(
+    let mut body = receipt::receipt_doc(
         &ReceiptRecord::accepted(&new),
         ReceiptStatus::Pending,
         ctx.base_url,
     );
-    body["message"] = json!(format!(
+    body.message = Some(format!(
         "Receipt accepted and stored. It is sealed into a Merkle batch within about {} ms, then \
          anchored on chain with the next anchor batch; poll receipt_url.",
         ctx.notary.batch_every.as_millis()
@@ -312,7 +312,7 @@ fn x402_nonce(x: &x402::X402, p: &x402::Presented) -> PaymentNonce {
 async fn pay(
     ctx: &Context<'_>,
     new: &NewReceipt,
-    body: Value,
+    body: Receipt,
     p: x402::Presented,
     idempotency: Option<IdempotencyKey>,
 ) -> Result<Receipted, Refused> {

@@ -14,9 +14,13 @@ use crate::anchor::batch::{inclusion, Subject};
 use crate::anchor::proof::{inclusion_check, inclusion_doc};
 use crate::anchor::AnchorView;
 use rand::RngCore;
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use vrs_engine::merkle;
+use vrs_protocol::notary::receipt_doc::{
+    Receipt, ReceiptAnchor, ReceiptAnchorPending, ReceiptPayment, ReceiptProof,
+    ReceiptVerification, ReceiptView,
+};
 use vrs_protocol::report::{check, Check};
 use vrs_store::{AnchorState, ReceiptRecord, Store};
 
@@ -99,35 +103,36 @@ pub fn receipt_url(base: &str, receipt_id: &str) -> String {
 }
 
 /// The members every view of a receipt has (the 202 answer and `GET`).
-pub fn base_json(r: &ReceiptRecord, status: ReceiptStatus, base_url: &str) -> Value {
+pub fn receipt_doc(r: &ReceiptRecord, status: ReceiptStatus, base_url: &str) -> Receipt {
     let metadata: Value = serde_json::from_str(&r.metadata).unwrap_or(Value::Null);
-    let mut payment = json!({ "method": r.payment_method });
-    if r.payment_method == "x402" {
-        payment["payer"] = json!(r.payer);
-        payment["transaction"] = json!(r.payment_tx);
+    let x402 = r.payment_method == "x402";
+    Receipt {
+        receipt_id: r.receipt_id.clone(),
+        status: status.as_str().to_owned(),
+        schema: r.schema.clone(),
+        payload_hash: r.payload_hash.clone(),
+        metadata,
+        leaf_hash: hex::encode(r.leaf_hash),
+        submitted_at: r.submitted_at_ms / 1000,
+        submitted_at_ms: r.submitted_at_ms,
+        receipt_url: receipt_url(base_url, &r.receipt_id),
+        payment: ReceiptPayment {
+            method: r.payment_method.clone(),
+            payer: x402.then(|| r.payer.clone()),
+            transaction: x402.then(|| r.payment_tx.clone()),
+        },
+        message: None,
     }
-    json!({
-        "receipt_id": r.receipt_id,
-        "status": status.as_str(),
-        "schema": r.schema,
-        "payload_hash": r.payload_hash,
-        "metadata": metadata,
-        "leaf_hash": hex::encode(r.leaf_hash),
-        "submitted_at": r.submitted_at_ms / 1000,
-        "submitted_at_ms": r.submitted_at_ms,
-        "receipt_url": receipt_url(base_url, &r.receipt_id),
-        "payment": payment,
-    })
 }
 
 /// A stored receipt with its proof, its anchor and a verification recomputed now from the
 /// stored data. A store error is returned (the caller answers 503).
-pub async fn full_json(
+pub async fn full_view(
     store: &dyn Store,
     anchor: &AnchorView,
     r: &ReceiptRecord,
     base_url: &str,
-) -> anyhow::Result<Value> {
+) -> anyhow::Result<ReceiptView> {
     let mut checks: Vec<Check> = Vec::new();
     check(
         &mut checks,
@@ -146,8 +151,8 @@ pub async fn full_json(
         },
     );
     let mut status = ReceiptStatus::Pending;
-    let mut proof = Value::Null;
-    let mut anchor_json = Value::Null;
+    let mut proof = None;
+    let mut anchor_doc = None;
     if let Some((number, index)) = r.sealed {
         status = ReceiptStatus::Sealed;
         let batch = store.notary_batch(number).await?;
@@ -181,14 +186,14 @@ pub async fn full_json(
                         ))
                     },
                 );
-                proof = json!({
-                    "batch": number,
-                    "leaf_index": index,
-                    "tree_size": leaves.len(),
-                    "leaf_hash": hex::encode(r.leaf_hash),
-                    "audit_path": path.iter().map(hex::encode).collect::<Vec<_>>(),
-                    "root": hex::encode(b.root),
-                    "sealed_at": b.created_at_ms / 1000,
+                proof = Some(ReceiptProof {
+                    batch: number,
+                    leaf_index: index,
+                    tree_size: leaves.len() as u64,
+                    leaf_hash: hex::encode(r.leaf_hash),
+                    audit_path: path.iter().map(hex::encode).collect(),
+                    root: hex::encode(b.root),
+                    sealed_at: b.created_at_ms / 1000,
                 });
             }
             None => check(
@@ -204,40 +209,37 @@ pub async fn full_json(
                 if inc.batch.status == AnchorState::Confirmed {
                     status = ReceiptStatus::Anchored;
                 }
-                anchor_json = json!(inclusion_doc(&inc, anchor, enabled));
+                anchor_doc = Some(ReceiptAnchor::Batched(inclusion_doc(&inc, anchor, enabled)));
             }
             Ok(None) => {
-                anchor_json = json!({
-                    "status": "pending",
-                    "enabled": enabled,
-                    "chain": anchor.chain_name,
-                    "chain_id": anchor.chain_id,
-                    "message": if enabled {
-                        "the batch is not in an anchor batch yet (one is built every few \
-                         resolved epochs)"
-                    } else {
-                        "anchoring is disabled on this service"
-                    },
-                });
+                let message = if enabled {
+                    "the batch is not in an anchor batch yet (one is built every few resolved \
+                     epochs)"
+                } else {
+                    "anchoring is disabled on this service"
+                };
+                anchor_doc = Some(ReceiptAnchor::Pending(ReceiptAnchorPending {
+                    status: "pending".into(),
+                    enabled,
+                    chain: anchor.chain_name.clone(),
+                    chain_id: anchor.chain_id,
+                    message: message.into(),
+                }));
             }
             Err(e) if e.downcast_ref::<vrs_store::StoreError>().is_some() => return Err(e),
             Err(e) => check(&mut checks, "anchor_inclusion", Err(format!("{e:#}"))),
         }
     }
-    let verified = checks.iter().all(|c| c.passed);
-    let mut out = base_json(r, status, base_url);
-    out["proof"] = proof;
-    out["anchor"] = anchor_json;
-    out["verification"] = json!({
-        "verified": verified,
-        "computed_at": vrs_observe::clock::now_ms() / 1000,
-        "checks": checks.iter().map(|c| json!({
-            "name": c.name,
-            "passed": c.passed,
-            "detail": c.detail,
-        })).collect::<Vec<_>>(),
-    });
-    Ok(out)
+    Ok(ReceiptView {
+        receipt: receipt_doc(r, status, base_url),
+        proof,
+        anchor: anchor_doc,
+        verification: ReceiptVerification {
+            verified: checks.iter().all(|c| c.passed),
+            computed_at: vrs_observe::clock::now_ms() / 1000,
+            checks,
+        },
+    })
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use vrs_chain::x402::{self, Presented, SettleError, Settled, X402};
 use vrs_observe::clock::now_ms;
+use vrs_protocol::notary::receipt_doc::Receipt;
 use vrs_store::{
     IdempotencyKey, IdempotentResponse, NewReceipt, Payment, PaymentNonce, SettlingPayment, Store,
     StoreError,
@@ -40,7 +41,7 @@ pub struct Prepared {
     pub leaf_hash: String,
     pub submitted_at_ms: i64,
     /// The 202 answer's body (its `payment.transaction` is filled in once settled).
-    pub body: Value,
+    pub body: Receipt,
     pub idempotency: Option<PreparedKey>,
 }
 
@@ -101,7 +102,7 @@ impl Prepared {
 /// An answer as an Idempotency-Key stores it: status, body and headers.
 pub fn stored_response(
     status: u16,
-    body: &Value,
+    body: &Receipt,
     headers: &[(&str, String)],
 ) -> IdempotentResponse {
     IdempotentResponse {
@@ -155,7 +156,7 @@ pub async fn finish(
     nonce: &PaymentNonce,
     payer: alloy::primitives::Address,
     settled: &Settled,
-) -> Result<(Value, Vec<(&'static str, String)>), StoreError> {
+) -> Result<(Receipt, Vec<(&'static str, String)>), StoreError> {
     let tx = Some(settled.transaction.clone()).filter(|t| !t.is_empty());
     let new = prepared
         .receipt(nonce, tx.clone())
@@ -167,7 +168,7 @@ pub async fn finish(
         settled,
     )];
     let mut body = prepared.body.clone();
-    body["payment"]["transaction"] = json!(tx);
+    body.payment.transaction = Some(tx.clone());
     let idempotency = prepared
         .idempotency
         .as_ref()

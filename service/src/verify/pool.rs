@@ -2,13 +2,14 @@
 //! every check recomputed from the stored entry, its batch, the batch before it and the anchor
 //! epoch, on the data the response hands out.
 
-use super::Verification;
-use super::{check, game_result, interface_members, outcome_checks, outcome_steps, veo_class};
+use super::outcome::{game_result, interface_members, outcome_checks, outcome_steps};
 use vrs_engine::group::Modulus;
 use vrs_engine::merkle;
 use vrs_engine::pool::{self, BatchLink};
 use vrs_engine::vdf;
 use vrs_protocol::commit::bet_leaf;
+use vrs_protocol::epoch_group::veo_class;
+use vrs_protocol::report::{check, Verification};
 use vrs_protocol::verification::{
     BetDoc, PoolBetCommitted, PoolProof, PoolPublished, Proof, ReplayStep,
 };
