@@ -1,14 +1,22 @@
-//! Persistence behind one trait, so that the embedded store (SQLite, the default) and the
-//! PostgreSQL store answer the service identically.
+//! Persistence behind one trait per aggregate (epochs, games, the pool, anchors, the notary,
+//! leadership), which [`Store`] gathers, so that the embedded store (SQLite, the default) and
+//! the PostgreSQL store answer the service identically. Each backend keeps one file per
+//! aggregate (sqlite/epochs.rs, postgres/epochs.rs, …); the rules both must enforce are
+//! written once here ([`check_resolutions`], [`check_pool_link`], [`check_anchor_link`],
+//! [`NotaryBatch::seal`], [`refuse_overdue`]).
 //!
 //! What every implementation guarantees:
-//! - [`Store::insert_game`] returns only once the game is committed, with its signed
+//! - [`GameStore::insert_game`] returns only once the game is committed, with its signed
 //!   acceptance, in the epoch that was open at that commit; a game never lands in an epoch
 //!   that is already closed. A pool-served game is bound to that epoch the same way.
-//! - [`Store::close_epoch`] fixes the epoch's games (in acceptance order) and opens the next
-//!   epoch atomically.
-//! - A resolved epoch and its games are written once, in one transaction, and never rewritten.
-//! - At most one process holds the lease from [`Store::try_lead`] at a time.
+//! - [`EpochStore::close_epoch`] fixes the epoch's games (in acceptance order) and opens the
+//!   next epoch atomically.
+//! - A resolved epoch and its games are written once and never rewritten, and no reader sees
+//!   a game resolved before its epoch is. PostgreSQL writes them in one transaction; the
+//!   embedded store writes the games in transactions of 1 000 (bets commit between them) and
+//!   marks the epoch resolved in a last one, hiding every result until then, so a crash in
+//!   between leaves nothing visible and the retry writes the same bytes.
+//! - At most one process holds the lease from [`LeaderStore::try_lead`] at a time.
 
 /// Column codecs shared by both stores (public for the store-codec fuzz target).
 pub mod codec;
@@ -273,6 +281,19 @@ pub struct NotaryBatch {
     pub created_at_ms: i64,
 }
 
+impl NotaryBatch {
+    /// Batch `number` sealed at `now_ms` over `leaves` (the receipts' leaf hashes in acceptance
+    /// order): both stores seal through this, so the root is computed one way.
+    pub(crate) fn seal(number: u64, leaves: &[[u8; 32]], now_ms: i64) -> Self {
+        Self {
+            number,
+            size: leaves.len() as u64,
+            root: vrs_engine::merkle::root(leaves),
+            created_at_ms: now_ms,
+        }
+    }
+}
+
 /// The notary's counters for its status endpoint.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NotaryCounts {
@@ -396,6 +417,43 @@ pub(crate) fn close_time(
     plan.map_or(t, |p| t.min(p.deadline_ms))
 }
 
+/// What both stores check before resolving `epoch`, on what they read in the resolving
+/// transaction (or, on the embedded store, the read before its chunks; a closed epoch gains no
+/// games): its leaves, its own games (`stored`, by id) and the `bound` pool-served games bound
+/// to it, are the `committed` count its input holds; and `games` names each of its games
+/// exactly once. Nothing is written when this fails.
+pub(crate) fn check_resolutions<V>(
+    epoch: u64,
+    committed: Option<u64>,
+    stored: &std::collections::HashMap<String, V>,
+    bound: u64,
+    games: &[GameResolution],
+) -> StoreResult<()> {
+    let leaves = stored.len() as u64 + bound;
+    if let Some(committed) = committed.filter(|c| *c != leaves) {
+        return Err(StoreError::Corrupt(format!(
+            "epoch {epoch} holds {leaves} leaves ({bound} of them served from the pool) but its \
+             input committed {committed}"
+        )));
+    }
+    let mut named = std::collections::HashSet::with_capacity(games.len());
+    for g in games {
+        if !stored.contains_key(&g.game_id) || !named.insert(g.game_id.as_str()) {
+            return Err(StoreError::Conflict(format!(
+                "game {} is not a game of epoch {epoch}, or is named twice",
+                g.game_id
+            )));
+        }
+    }
+    if named.len() != stored.len() {
+        return Err(StoreError::Conflict(format!(
+            "{} games of epoch {epoch} were not resolved",
+            stored.len() - named.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Refuses a game for the open epoch `epoch` once `now_ms` is past its deadline.
 pub(crate) fn refuse_overdue(epoch: u64, deadline_ms: Option<i64>, now_ms: i64) -> StoreResult<()> {
     match deadline_ms {
@@ -419,14 +477,23 @@ pub(crate) fn predecessor_of(rec: &EpochRecord, params: &PlanParams) -> StoreRes
     Ok((closed, rec.iterations().unwrap_or(params.legacy_iterations)))
 }
 
+/// A store: every aggregate's operations on one database (the embedded SQLite store or
+/// PostgreSQL). Each aggregate's trait says what its writes guarantee.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store:
+    EpochStore + GameStore + PoolStore + AnchorStore + NotaryStore + LeaderStore + Send + Sync + 'static
+{
     /// Which implementation this is ("sqlite", "postgres"), for logs and stats.
     fn kind(&self) -> &'static str;
 
     /// Whether the database answers.
     async fn ping(&self) -> StoreResult<()>;
+}
 
+/// The epoch chain: opening, closing, committing inputs and resolving epochs, and reading them.
+/// Every write is durable on return.
+#[async_trait]
+pub trait EpochStore: Send + Sync {
     /// Makes sure an epoch is open (epoch 1 on an empty store), opening one with a plan from
     /// `params`. The modulus identifier is recorded on first use; a store created with another
     /// modulus is refused.
@@ -434,21 +501,6 @@ pub trait Store: Send + Sync + 'static {
 
     /// The epoch currently open for games.
     async fn open_epoch(&self) -> StoreResult<EpochRecord>;
-
-    /// Commits a game into the open epoch, signed by `signer` for that epoch (its `acceptance`
-    /// is ignored); returns the epoch and the signature. Durable on return. Refused with
-    /// [`StoreError::EpochOverdue`] once the open epoch is past its deadline.
-    async fn insert_game(
-        &self,
-        game: NewGame,
-        signer: &Arc<AcceptanceSigner>,
-    ) -> StoreResult<(u64, Signed)>;
-
-    /// Records a key games are signed with (idempotent: a key keeps its first time).
-    async fn register_acceptance_key(&self, public_key: [u8; 32], now_ms: i64) -> StoreResult<()>;
-
-    /// Every key recorded, oldest first, with when it was first recorded.
-    async fn acceptance_keys(&self) -> StoreResult<Vec<([u8; 32], i64)>>;
 
     /// Closes `epoch` (which must be open or already closed) and opens `epoch + 1` with a plan
     /// from `next`; returns the closed epoch's leaves in acceptance order. A version-2 epoch
@@ -466,8 +518,11 @@ pub trait Store: Send + Sync + 'static {
     async fn set_epoch_input(&self, epoch: u64, input: &EpochInput) -> StoreResult<()>;
 
     /// Resolves a closed epoch and all its games, atomically as readers see them: no game
-    /// reads resolved before its epoch does. Refused if resolved, and before anything is
-    /// written when `games` does not name each of the epoch's games once.
+    /// reads resolved before its epoch does (one transaction on PostgreSQL; on the embedded
+    /// store, chunks whose results stay hidden until the last transaction resolves the epoch).
+    /// Refused if resolved, and before anything is written when [`check_resolutions`] fails:
+    /// `games` must name each of the epoch's games once, and its leaves must be the count its
+    /// input committed.
     async fn resolve_epoch(
         &self,
         epoch: u64,
@@ -481,6 +536,29 @@ pub trait Store: Send + Sync + 'static {
 
     /// Closed but unresolved epochs, oldest first (work left by a stop or crash).
     async fn unresolved_epochs(&self) -> StoreResult<Vec<EpochRecord>>;
+
+    /// Resolved epochs `from..=to`, in order.
+    async fn resolved_epochs(&self, from: u64, to: u64) -> StoreResult<Vec<EpochRecord>>;
+}
+
+/// Games: committing one into the open epoch with its signed acceptance, the published
+/// acceptance keys, and reading games back.
+#[async_trait]
+pub trait GameStore: Send + Sync {
+    /// Commits a game into the open epoch, signed by `signer` for that epoch (its `acceptance`
+    /// is ignored); returns the epoch and the signature. Durable on return. Refused with
+    /// [`StoreError::EpochOverdue`] once the open epoch is past its deadline.
+    async fn insert_game(
+        &self,
+        game: NewGame,
+        signer: &Arc<AcceptanceSigner>,
+    ) -> StoreResult<(u64, Signed)>;
+
+    /// Records a key games are signed with (idempotent: a key keeps its first time).
+    async fn register_acceptance_key(&self, public_key: [u8; 32], now_ms: i64) -> StoreResult<()>;
+
+    /// Every key recorded, oldest first, with when it was first recorded.
+    async fn acceptance_keys(&self) -> StoreResult<Vec<([u8; 32], i64)>>;
 
     async fn game(&self, game_id: &str) -> StoreResult<Option<GameRecord>>;
 
@@ -498,7 +576,12 @@ pub trait Store: Send + Sync + 'static {
     async fn recent_games(&self, limit: u32) -> StoreResult<Vec<GameRecord>>;
 
     async fn game_counts(&self) -> StoreResult<GameCounts>;
+}
 
+/// The instant-bet pool: committing batches of precomputed entries and serving each entry
+/// once, in index order.
+#[async_trait]
+pub trait PoolStore: Send + Sync {
     /// The last committed pool batch.
     async fn last_pool_batch(&self) -> StoreResult<Option<PoolBatch>>;
 
@@ -529,12 +612,13 @@ pub trait Store: Send + Sync + 'static {
     /// is left (nothing was written).
     async fn serve_instant(&self, build: BuildInstant) -> StoreResult<Option<GameRecord>>;
 
-    /// Resolved epochs `from..=to`, in order.
-    async fn resolved_epochs(&self, from: u64, to: u64) -> StoreResult<Vec<EpochRecord>>;
-
     /// Pool batches `from..to`, in order.
     async fn pool_batches(&self, from: u64, to: u64) -> StoreResult<Vec<PoolBatch>>;
+}
 
+/// Anchor batches: the roots that go on chain, their transactions and confirmations.
+#[async_trait]
+pub trait AnchorStore: Send + Sync {
     /// The newest anchor batch.
     async fn last_anchor_batch(&self) -> StoreResult<Option<AnchorBatch>>;
 
@@ -571,6 +655,14 @@ pub trait Store: Send + Sync + 'static {
 
     async fn anchor_counts(&self) -> StoreResult<AnchorCounts>;
 
+    /// The anchor batch whose notary range holds notary batch `number`.
+    async fn anchor_batch_for_notary(&self, number: u64) -> StoreResult<Option<AnchorBatch>>;
+}
+
+/// The notary: receipts and their sealed batches, API keys, x402 payment nonces and
+/// Idempotency-Keys.
+#[async_trait]
+pub trait NotaryStore: Send + Sync {
     /// Stores a receipt, durably, in one transaction with what pays for it (the API key's
     /// usage, or the x402 nonce marked settled) and with the Idempotency-Key's response
     /// (only while the key still holds this request's claim; see [`IdempotencyKey`]).
@@ -593,9 +685,6 @@ pub trait Store: Send + Sync + 'static {
 
     /// Notary batches `from..to`, in order.
     async fn notary_batches(&self, from: u64, to: u64) -> StoreResult<Vec<NotaryBatch>>;
-
-    /// The anchor batch whose notary range holds notary batch `number`.
-    async fn anchor_batch_for_notary(&self, number: u64) -> StoreResult<Option<AnchorBatch>>;
 
     async fn notary_counts(&self) -> StoreResult<NotaryCounts>;
 
@@ -645,7 +734,11 @@ pub trait Store: Send + Sync + 'static {
 
     /// Deletes Idempotency-Key records created before `before_ms`; returns how many.
     async fn purge_idempotency_keys(&self, before_ms: i64) -> StoreResult<u64>;
+}
 
+/// Leadership: which one process closes and resolves epochs on this store.
+#[async_trait]
+pub trait LeaderStore: Send + Sync {
     /// Tries to become the one process that closes and resolves epochs on this store.
     /// `None`: another process leads now (ask again later).
     async fn try_lead(&self) -> StoreResult<Option<Box<dyn Lease>>>;

@@ -2,10 +2,11 @@
 //! [`super::PgStore`] run on a pooled connection. Two leaders racing on a batch
 //! cannot both store it: the number and both epoch bounds are unique.
 
+use super::*;
 use super::{corrupt, pg_err};
-use crate::codec::parse_wei;
-use crate::StoreResult;
 use crate::{check_anchor_link, AnchorBatch, AnchorCounts, AnchorState, AnchorTx, StoreError};
+use crate::{codec::parse_wei, AnchorStore, StoreResult};
+use async_trait::async_trait;
 use tokio_postgres::{GenericClient, Row};
 
 const COLUMNS: &str = "number, first_epoch, last_epoch, pool_from, pool_to, leaves, root, \
@@ -214,4 +215,129 @@ pub(super) async fn counts(c: &impl GenericClient) -> StoreResult<AnchorCounts> 
     .await?
     .pop();
     Ok(counts)
+}
+
+#[async_trait]
+impl AnchorStore for PgStore {
+    async fn last_anchor_batch(&self) -> StoreResult<Option<AnchorBatch>> {
+        timed("read anchor batches", async {
+            last(&**self.client().await?).await
+        })
+        .await
+    }
+
+    async fn insert_anchor_batch(&self, batch: &AnchorBatch) -> StoreResult<()> {
+        timed("insert anchor batch", async {
+            let mut client = self.client().await?;
+            let tx = read_committed(&mut client).await?;
+            insert(&*tx, batch).await?;
+            tx.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn anchor_batch(&self, number: u64) -> StoreResult<Option<AnchorBatch>> {
+        timed("read anchor batches", async {
+            let client = self.client().await?;
+            Ok(batches(&**client, "WHERE number = $1", &[&(number as i64)])
+                .await?
+                .pop())
+        })
+        .await
+    }
+
+    async fn anchor_batch_for_epoch(&self, epoch: u64) -> StoreResult<Option<AnchorBatch>> {
+        timed("read anchor batches", async {
+            let client = self.client().await?;
+            let found = batches(
+                &**client,
+                "WHERE last_epoch >= $1 ORDER BY last_epoch LIMIT 1",
+                &[&(epoch as i64)],
+            )
+            .await?;
+            Ok(found.into_iter().find(|b| b.first_epoch <= epoch))
+        })
+        .await
+    }
+
+    async fn anchor_batch_for_pool(&self, pool_batch: u64) -> StoreResult<Option<AnchorBatch>> {
+        timed("read anchor batches", async {
+            let client = self.client().await?;
+            Ok(batches(
+                &**client,
+                "WHERE pool_to > $1 AND pool_from <= $1 ORDER BY pool_to LIMIT 1",
+                &[&(pool_batch as i64)],
+            )
+            .await?
+            .pop())
+        })
+        .await
+    }
+
+    async fn open_anchor_batches(&self) -> StoreResult<Vec<AnchorBatch>> {
+        timed("read anchor batches", async {
+            let client = self.client().await?;
+            batches(
+                &**client,
+                "WHERE status <> 'confirmed' ORDER BY number",
+                &[],
+            )
+            .await
+        })
+        .await
+    }
+
+    async fn record_anchor_tx(&self, tx: &AnchorTx) -> StoreResult<()> {
+        timed("record anchor transaction", async {
+            let mut client = self.client().await?;
+            let t = read_committed(&mut client).await?;
+            record_tx(&*t, tx).await?;
+            t.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn anchor_txs(&self, batch: u64) -> StoreResult<Vec<AnchorTx>> {
+        timed("read anchor transactions", async {
+            txs(&**self.client().await?, batch).await
+        })
+        .await
+    }
+
+    async fn confirm_anchor_batch(
+        &self,
+        batch: u64,
+        tx_hash: [u8; 32],
+        block: u64,
+        now_ms: i64,
+    ) -> StoreResult<()> {
+        timed("confirm anchor batch", async {
+            let mut client = self.client().await?;
+            let t = read_committed(&mut client).await?;
+            confirm(&*t, batch, tx_hash, block, now_ms).await?;
+            t.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn anchor_counts(&self) -> StoreResult<AnchorCounts> {
+        timed("read anchor batches", async {
+            counts(&**self.client().await?).await
+        })
+        .await
+    }
+
+    async fn anchor_batch_for_notary(&self, number: u64) -> StoreResult<Option<AnchorBatch>> {
+        timed("read anchor batches", async {
+            let client = self.client().await?;
+            Ok(batches(
+                &**client,
+                "WHERE notary_to > $1 AND notary_from <= $1 ORDER BY notary_to LIMIT 1",
+                &[&(number as i64)],
+            )
+            .await?
+            .pop())
+        })
+        .await
+    }
 }

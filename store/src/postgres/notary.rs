@@ -13,11 +13,14 @@
 //! - An Idempotency-Key is claimed by `INSERT … ON CONFLICT DO NOTHING`: of two concurrent
 //!   claims exactly one inserts; the other reads the row under `FOR UPDATE` and decides.
 
+use super::*;
 use super::{corrupt, next_group, pg_err, pool_err, read_committed, timed};
+use crate::NotaryStore;
 use crate::{
     ApiKey, IdempotencyClaim, IdempotencyKey, IdempotentResponse, NewReceipt, NotaryBatch,
     NotaryCounts, Payment, PaymentNonce, ReceiptRecord, SettlingPayment, StoreError, StoreResult,
 };
+use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Pool};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -355,12 +358,7 @@ pub(super) async fn seal(
         .map_err(pg_err)?
         .try_get(0)
         .map_err(corrupt)?;
-    let batch = NotaryBatch {
-        number: number as u64,
-        size: leaves.len() as u64,
-        root: vrs_engine::merkle::root(&leaves),
-        created_at_ms: now_ms,
-    };
+    let batch = NotaryBatch::seal(number as u64, &leaves, now_ms);
     tx.execute(
         "INSERT INTO notary_batches (number, size, root, created_at_ms) VALUES ($1, $2, $3, $4)",
         &[
@@ -666,4 +664,179 @@ pub(super) async fn purge_idempotency(c: &impl GenericClient, before_ms: i64) ->
     )
     .await
     .map_err(pg_err)
+}
+
+#[async_trait]
+impl NotaryStore for PgStore {
+    async fn insert_receipt(
+        &self,
+        receipt: NewReceipt,
+        idempotency: Option<(IdempotencyKey, IdempotentResponse)>,
+    ) -> StoreResult<()> {
+        let (reply, rx) = oneshot::channel();
+        let stopped = || StoreError::Unavailable("the receipt committers have stopped".into());
+        self.receipts
+            .send(ReceiptReq {
+                receipt,
+                idempotency,
+                reply,
+            })
+            .await
+            .map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())?
+    }
+
+    async fn receipt(&self, receipt_id: &str) -> StoreResult<Option<ReceiptRecord>> {
+        timed("read receipt", async {
+            receipt(&self.client().await?, receipt_id).await
+        })
+        .await
+    }
+
+    async fn seal_notary_batch(&self, max: u64, now_ms: i64) -> StoreResult<Option<NotaryBatch>> {
+        timed_for(RESOLVE_TIMEOUT, "seal notary batch", async {
+            let mut client = self.client().await?;
+            let tx = read_committed(&mut client).await?;
+            let sealed = seal(&tx, max, now_ms).await?;
+            tx.commit().await.map_err(pg_err)?;
+            Ok(sealed)
+        })
+        .await
+    }
+
+    async fn notary_batch(&self, number: u64) -> StoreResult<Option<NotaryBatch>> {
+        timed("read notary batches", async {
+            let client = self.client().await?;
+            Ok(batches(&client, "WHERE number = $1", &[&(number as i64)])
+                .await?
+                .pop())
+        })
+        .await
+    }
+
+    async fn notary_batch_leaves(&self, number: u64) -> StoreResult<Vec<[u8; 32]>> {
+        timed("read notary batch leaves", async {
+            batch_leaves(&self.client().await?, number).await
+        })
+        .await
+    }
+
+    async fn notary_batches(&self, from: u64, to: u64) -> StoreResult<Vec<NotaryBatch>> {
+        timed("read notary batches", async {
+            let client = self.client().await?;
+            batches(
+                &client,
+                "WHERE number >= $1 AND number < $2 ORDER BY number",
+                &[&(from as i64), &(to as i64)],
+            )
+            .await
+        })
+        .await
+    }
+
+    async fn notary_counts(&self) -> StoreResult<NotaryCounts> {
+        timed("count receipts", async {
+            counts(&self.client().await?).await
+        })
+        .await
+    }
+
+    async fn create_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        timed("create API key", async {
+            create_key(&self.client().await?, key).await
+        })
+        .await
+    }
+
+    async fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        timed("read API keys", async {
+            // Byte order for ids, as the embedded store sorts them.
+            keys(
+                &self.client().await?,
+                "ORDER BY created_at_ms, id COLLATE \"C\"",
+                &[],
+            )
+            .await
+        })
+        .await
+    }
+
+    async fn api_key_by_hash(&self, key_hash: [u8; 32]) -> StoreResult<Option<ApiKey>> {
+        timed("read API keys", async {
+            Ok(keys(
+                &self.client().await?,
+                "WHERE key_hash = $1",
+                &[&key_hash.as_slice()],
+            )
+            .await?
+            .pop())
+        })
+        .await
+    }
+
+    async fn revoke_api_key(&self, id: &str, now_ms: i64) -> StoreResult<bool> {
+        timed("revoke API key", async {
+            revoke_key(&self.client().await?, id, now_ms).await
+        })
+        .await
+    }
+
+    async fn reserve_payment_nonce(
+        &self,
+        nonce: &PaymentNonce,
+        now_ms: i64,
+        prepared: &str,
+    ) -> StoreResult<bool> {
+        timed("reserve payment nonce", async {
+            reserve_nonce(&self.client().await?, nonce, now_ms, prepared).await
+        })
+        .await
+    }
+
+    async fn settling_payments(
+        &self,
+        seen_before_ms: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<SettlingPayment>> {
+        timed("settling payments", async {
+            settling_payments(&self.client().await?, seen_before_ms, limit).await
+        })
+        .await
+    }
+
+    async fn fail_payment_nonce(&self, nonce: &PaymentNonce, detail: &str) -> StoreResult<()> {
+        timed("fail payment nonce", async {
+            fail_nonce(&self.client().await?, nonce, detail).await
+        })
+        .await
+    }
+
+    async fn claim_idempotency_key(
+        &self,
+        key: &IdempotencyKey,
+        stale_ms: i64,
+    ) -> StoreResult<IdempotencyClaim> {
+        timed("claim Idempotency-Key", async {
+            let mut client = self.client().await?;
+            let tx = read_committed(&mut client).await?;
+            let claim = claim_idempotency(&tx, key, stale_ms).await?;
+            tx.commit().await.map_err(pg_err)?;
+            Ok(claim)
+        })
+        .await
+    }
+
+    async fn release_idempotency_key(&self, key: &IdempotencyKey) -> StoreResult<()> {
+        timed("release Idempotency-Key", async {
+            release_idempotency(&self.client().await?, key).await
+        })
+        .await
+    }
+
+    async fn purge_idempotency_keys(&self, before_ms: i64) -> StoreResult<u64> {
+        timed("purge Idempotency-Keys", async {
+            purge_idempotency(&self.client().await?, before_ms).await
+        })
+        .await
+    }
 }

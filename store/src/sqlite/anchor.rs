@@ -1,10 +1,11 @@
 //! The embedded store's anchor tables (schema version 3): queries the `Store` methods of
 //! [`super::SqliteStore`] run on a reader connection or inside the writer's transaction.
 
+use super::*;
 use super::{hash32, unavailable};
-use crate::codec::parse_wei;
-use crate::StoreResult;
 use crate::{check_anchor_link, AnchorBatch, AnchorCounts, AnchorState, AnchorTx, StoreError};
+use crate::{codec::parse_wei, AnchorStore, StoreResult};
+use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// The columns `batches` reads, by name.
@@ -244,4 +245,90 @@ pub(super) fn counts(conn: &Connection) -> StoreResult<AnchorCounts> {
     )?
     .pop();
     Ok(c)
+}
+
+#[async_trait]
+impl AnchorStore for SqliteStore {
+    async fn last_anchor_batch(&self) -> StoreResult<Option<AnchorBatch>> {
+        self.read(last).await
+    }
+
+    async fn insert_anchor_batch(&self, batch: &AnchorBatch) -> StoreResult<()> {
+        let batch = batch.clone();
+        self.write("insert_anchor_batch", move |tx| insert(tx, &batch))
+            .await
+    }
+
+    async fn anchor_batch(&self, number: u64) -> StoreResult<Option<AnchorBatch>> {
+        self.read(move |c| Ok(batches(c, "WHERE number = ?1", [number as i64])?.pop()))
+            .await
+    }
+
+    async fn anchor_batch_for_epoch(&self, epoch: u64) -> StoreResult<Option<AnchorBatch>> {
+        self.read(move |c| {
+            let found = batches(
+                c,
+                "WHERE last_epoch >= ?1 ORDER BY last_epoch LIMIT 1",
+                [epoch as i64],
+            )?;
+            Ok(found.into_iter().find(|b| b.first_epoch <= epoch))
+        })
+        .await
+    }
+
+    async fn anchor_batch_for_pool(&self, pool_batch: u64) -> StoreResult<Option<AnchorBatch>> {
+        self.read(move |c| {
+            let found = batches(
+                c,
+                "WHERE pool_to > ?1 AND pool_from <= ?1 ORDER BY pool_to LIMIT 1",
+                [pool_batch as i64],
+            )?;
+            Ok(found.into_iter().next())
+        })
+        .await
+    }
+
+    async fn open_anchor_batches(&self) -> StoreResult<Vec<AnchorBatch>> {
+        self.read(|c| batches(c, "WHERE status <> 'confirmed' ORDER BY number", []))
+            .await
+    }
+
+    async fn record_anchor_tx(&self, tx: &AnchorTx) -> StoreResult<()> {
+        let t = tx.clone();
+        self.write("record_anchor_transaction", move |tx| record_tx(tx, &t))
+            .await
+    }
+
+    async fn anchor_txs(&self, batch: u64) -> StoreResult<Vec<AnchorTx>> {
+        self.read(move |c| txs(c, batch)).await
+    }
+
+    async fn confirm_anchor_batch(
+        &self,
+        batch: u64,
+        tx_hash: [u8; 32],
+        block: u64,
+        now_ms: i64,
+    ) -> StoreResult<()> {
+        self.write("confirm_anchor_batch", move |tx| {
+            confirm(tx, batch, tx_hash, block, now_ms)
+        })
+        .await
+    }
+
+    async fn anchor_counts(&self) -> StoreResult<AnchorCounts> {
+        self.read(counts).await
+    }
+
+    async fn anchor_batch_for_notary(&self, number: u64) -> StoreResult<Option<AnchorBatch>> {
+        self.read(move |c| {
+            let found = batches(
+                c,
+                "WHERE notary_to > ?1 AND notary_from <= ?1 ORDER BY notary_to LIMIT 1",
+                [number as i64],
+            )?;
+            Ok(found.into_iter().next())
+        })
+        .await
+    }
 }

@@ -2,12 +2,16 @@
 //! keys, x402 payment nonces and Idempotency-Key records. Writes run inside the writer
 //! thread's transaction, reads on a reader connection.
 
+use super::*;
 use super::{hash32, unavailable};
+use crate::NotaryStore;
 use crate::{
     ApiKey, IdempotencyClaim, IdempotencyKey, IdempotentResponse, NewReceipt, NotaryBatch,
     NotaryCounts, Payment, PaymentNonce, ReceiptRecord, SettlingPayment, StoreError, StoreResult,
 };
+use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
+use tokio::sync::oneshot;
 
 /// A unique-constraint violation becomes `Conflict` (the caller's data), anything else
 /// `Unavailable`.
@@ -158,12 +162,7 @@ pub(super) fn seal(conn: &Connection, max: u64, now_ms: i64) -> StoreResult<Opti
             |r| r.get(0),
         )
         .map_err(unavailable)?;
-    let batch = NotaryBatch {
-        number: number as u64,
-        size: leaves.len() as u64,
-        root: vrs_engine::merkle::root(&leaves),
-        created_at_ms: now_ms,
-    };
+    let batch = NotaryBatch::seal(number as u64, &leaves, now_ms);
     conn.execute(
         "INSERT INTO notary_batches (number, size, root, created_at_ms) VALUES (?1, ?2, ?3, ?4)",
         params![number, batch.size as i64, batch.root.to_vec(), now_ms],
@@ -460,4 +459,136 @@ pub(super) fn purge_idempotency(conn: &Connection, before_ms: i64) -> StoreResul
         )
         .map_err(unavailable)?;
     Ok(n as u64)
+}
+
+#[async_trait]
+impl NotaryStore for SqliteStore {
+    async fn insert_receipt(
+        &self,
+        receipt: NewReceipt,
+        idempotency: Option<(IdempotencyKey, IdempotentResponse)>,
+    ) -> StoreResult<()> {
+        let (tx, rx) = oneshot::channel();
+        self.writer
+            .send(WriteReq::Bet(GroupItem::Receipt(
+                Box::new((receipt, idempotency)),
+                tx,
+            )))
+            .map_err(|_| unavailable("the writer thread has stopped"))?;
+        rx.await
+            .map_err(|_| unavailable("the writer thread has stopped"))?
+    }
+
+    async fn receipt(&self, receipt_id: &str) -> StoreResult<Option<ReceiptRecord>> {
+        let id = receipt_id.to_owned();
+        self.read(move |c| receipt(c, &id)).await
+    }
+
+    async fn seal_notary_batch(&self, max: u64, now_ms: i64) -> StoreResult<Option<NotaryBatch>> {
+        self.write("seal_notary_batch", move |tx| seal(tx, max, now_ms))
+            .await
+    }
+
+    async fn notary_batch(&self, number: u64) -> StoreResult<Option<NotaryBatch>> {
+        self.read(move |c| Ok(batches(c, "WHERE number = ?1", [number as i64])?.pop()))
+            .await
+    }
+
+    async fn notary_batch_leaves(&self, number: u64) -> StoreResult<Vec<[u8; 32]>> {
+        self.read(move |c| batch_leaves(c, number)).await
+    }
+
+    async fn notary_batches(&self, from: u64, to: u64) -> StoreResult<Vec<NotaryBatch>> {
+        self.read(move |c| {
+            batches(
+                c,
+                "WHERE number >= ?1 AND number < ?2 ORDER BY number",
+                [from as i64, to as i64],
+            )
+        })
+        .await
+    }
+
+    async fn notary_counts(&self) -> StoreResult<NotaryCounts> {
+        self.read(counts).await
+    }
+
+    async fn create_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        let key = key.clone();
+        self.write("create_api_key", move |tx| create_key(tx, &key))
+            .await
+    }
+
+    async fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        self.read(|c| keys(c, "ORDER BY created_at_ms, id", []))
+            .await
+    }
+
+    async fn api_key_by_hash(&self, key_hash: [u8; 32]) -> StoreResult<Option<ApiKey>> {
+        self.read(move |c| Ok(keys(c, "WHERE key_hash = ?1", [key_hash.to_vec()])?.pop()))
+            .await
+    }
+
+    async fn revoke_api_key(&self, id: &str, now_ms: i64) -> StoreResult<bool> {
+        let id = id.to_owned();
+        self.write("revoke_api_key", move |tx| revoke_key(tx, &id, now_ms))
+            .await
+    }
+
+    async fn reserve_payment_nonce(
+        &self,
+        nonce: &PaymentNonce,
+        now_ms: i64,
+        prepared: &str,
+    ) -> StoreResult<bool> {
+        let (nonce, prepared) = (nonce.clone(), prepared.to_owned());
+        self.write("reserve_payment_nonce", move |tx| {
+            reserve_nonce(tx, &nonce, now_ms, &prepared)
+        })
+        .await
+    }
+
+    async fn settling_payments(
+        &self,
+        seen_before_ms: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<SettlingPayment>> {
+        self.read(move |c| settling_payments(c, seen_before_ms, limit))
+            .await
+    }
+
+    async fn fail_payment_nonce(&self, nonce: &PaymentNonce, detail: &str) -> StoreResult<()> {
+        let (nonce, detail) = (nonce.clone(), detail.to_owned());
+        self.write("fail_payment_nonce", move |tx| {
+            fail_nonce(tx, &nonce, &detail)
+        })
+        .await
+    }
+
+    async fn claim_idempotency_key(
+        &self,
+        key: &IdempotencyKey,
+        stale_ms: i64,
+    ) -> StoreResult<IdempotencyClaim> {
+        let key = key.clone();
+        self.write("claim_idempotency_key", move |tx| {
+            claim_idempotency(tx, &key, stale_ms)
+        })
+        .await
+    }
+
+    async fn release_idempotency_key(&self, key: &IdempotencyKey) -> StoreResult<()> {
+        let key = key.clone();
+        self.write("release_idempotency_key", move |tx| {
+            release_idempotency(tx, &key)
+        })
+        .await
+    }
+
+    async fn purge_idempotency_keys(&self, before_ms: i64) -> StoreResult<u64> {
+        self.write("purge_idempotency_keys", move |tx| {
+            purge_idempotency(tx, before_ms)
+        })
+        .await
+    }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tower::ServiceExt;
 use vrs_http::{app, BODY_LIMIT};
 use vrs_store::sqlite::SqliteStore;
-use vrs_store::Store;
+use vrs_store::EpochStore;
 
 struct Api {
     router: axum::Router,

@@ -1,0 +1,352 @@
+//! The epoch chain of the PostgreSQL store: opening, closing, inputs, resolution, reads.
+
+use super::*;
+use crate::{
+    codec::encode_checkpoints, codec::join_digits, EpochInput, EpochOutput, EpochRecord,
+    EpochStatus, EpochStore, GameResolution, PlanParams, StoreError, StoreResult,
+};
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+
+#[async_trait]
+impl EpochStore for PgStore {
+    async fn bootstrap(&self, modulus: &str, now_ms: i64, params: &PlanParams) -> StoreResult<()> {
+        timed("bootstrap", async {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(pg_err)?;
+            tx.execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
+                &[&MIGRATE_LOCK],
+            )
+            .await
+            .map_err(pg_err)?;
+            let stored: Option<String> = tx
+                .query_opt("SELECT value FROM meta WHERE key = 'modulus'", &[])
+                .await
+                .map_err(pg_err)?
+                .map(|r| r.get(0));
+            match stored {
+                Some(m) if m != modulus => {
+                    return Err(StoreError::Conflict(format!(
+                        "this database holds an epoch chain over modulus {m}; start with \
+                         --modulus {m} or use another database or schema"
+                    )))
+                }
+                Some(_) => {}
+                None => {
+                    tx.execute(
+                        "INSERT INTO meta (key, value) VALUES ('modulus', $1)",
+                        &[&modulus],
+                    )
+                    .await
+                    .map_err(pg_err)?;
+                }
+            }
+            let open: i64 = tx
+                .query_one("SELECT COUNT(*) FROM epochs WHERE status = 'open'", &[])
+                .await
+                .map_err(pg_err)?
+                .get(0);
+            if open == 0 {
+                let next: i64 = tx
+                    .query_one("SELECT COALESCE(MAX(number), 0) + 1 FROM epochs", &[])
+                    .await
+                    .map_err(pg_err)?
+                    .get(0);
+                open_epoch(&tx, next as u64, modulus, now_ms, params).await?;
+            }
+            tx.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn open_epoch(&self) -> StoreResult<EpochRecord> {
+        self.query_epochs("WHERE status = 'open'", &[])
+            .await?
+            .pop()
+            .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))
+    }
+
+    async fn close_epoch(
+        &self,
+        epoch: u64,
+        now_ms: i64,
+        nonce: [u8; 32],
+        next: &PlanParams,
+    ) -> StoreResult<Vec<Vec<u8>>> {
+        // Status only moves forward, so an epoch seen closed needs no gate (which would pause
+        // inserts on every replica for nothing).
+        match self.epoch(epoch).await?.map(|e| e.status) {
+            Some(EpochStatus::Closed) => return self.leaves(epoch).await,
+            Some(EpochStatus::Resolved) => {
+                return Err(StoreError::Conflict(format!(
+                    "epoch {epoch} is already resolved"
+                )))
+            }
+            Some(EpochStatus::Open) | None => {}
+        }
+        timed("close epoch", async {
+            let mut client = self.client().await?;
+            let tx = read_committed(&mut client).await?;
+            // A stalled insert must not hold the gate, and with it every replica's bets, for
+            // long: give up after a while and let the epoch loop retry.
+            tx.batch_execute("SET LOCAL lock_timeout = '5s'")
+                .await
+                .map_err(pg_err)?;
+            // Waits for every insert in flight (they hold the gate shared), so all of them
+            // are committed before the epoch closes and visible to the leaves read below.
+            tx.execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
+                &[&EPOCH_GATE],
+            )
+            .await
+            .map_err(pg_err)?;
+            let current = lock_epoch(&tx, epoch).await?;
+            match current.status {
+                EpochStatus::Open => {
+                    // After the gate: every insert of this epoch has committed.
+                    let last_game: Option<i64> = tx
+                        .query_one(
+                            "SELECT MAX(created_at_ms) FROM games
+                             WHERE epoch = $1 OR bet_epoch = $1",
+                            &[&(epoch as i64)],
+                        )
+                        .await
+                        .map_err(pg_err)?
+                        .get(0);
+                    let closed_at = crate::close_time(
+                        current.plan.as_ref(),
+                        current.opened_at_ms,
+                        last_game,
+                        now_ms,
+                    );
+                    let nonce = current.plan.map(|_| nonce.to_vec());
+                    tx.execute(
+                        "UPDATE epochs SET status = 'closed', closed_at_ms = $2, nonce = $3
+                         WHERE number = $1",
+                        &[&(epoch as i64), &closed_at, &nonce],
+                    )
+                    .await
+                    .map_err(pg_err)?;
+                    // The next epoch opens now: after a stall past the deadline, the time
+                    // between is no epoch's (games were refused then).
+                    open_epoch(
+                        &tx,
+                        epoch + 1,
+                        &current.modulus,
+                        now_ms.max(closed_at),
+                        next,
+                    )
+                    .await?;
+                }
+                EpochStatus::Closed => {}
+                EpochStatus::Resolved => {
+                    return Err(StoreError::Conflict(format!(
+                        "epoch {epoch} is already resolved"
+                    )))
+                }
+            }
+            tx.commit().await.map_err(pg_err)
+        })
+        .await?;
+        self.leaves(epoch).await
+    }
+
+    async fn set_epoch_input(&self, epoch: u64, input: &EpochInput) -> StoreResult<()> {
+        timed("store epoch input", async {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(pg_err)?;
+            let existing = lock_epoch(&tx, epoch).await?;
+            if existing.status != EpochStatus::Closed {
+                return Err(StoreError::Conflict(format!(
+                    "epoch {epoch} is {}, not closed",
+                    existing.status.as_str()
+                )));
+            }
+            match existing.input {
+                Some(prev) if prev == *input => return Ok(()),
+                Some(_) => {
+                    return Err(StoreError::Conflict(format!(
+                        "epoch {epoch} already has a different input"
+                    )))
+                }
+                None => {}
+            }
+            tx.execute(
+                "UPDATE epochs SET iterations = $2, prev_y = $3, bets_root = $4, bet_count = $5,
+                     x = $6
+                 WHERE number = $1",
+                &[
+                    &(epoch as i64),
+                    &(input.iterations as i64),
+                    &input.prev_y,
+                    &input.bets_root.as_slice(),
+                    &(input.bet_count as i64),
+                    &input.x,
+                ],
+            )
+            .await
+            .map_err(pg_err)?;
+            tx.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn resolve_epoch(
+        &self,
+        epoch: u64,
+        output: &EpochOutput,
+        games: &[GameResolution],
+    ) -> StoreResult<()> {
+        timed_for(RESOLVE_TIMEOUT, "resolve epoch", async {
+            let mut client = self.client().await?;
+            let tx = read_committed(&mut client).await?;
+            tx.batch_execute(&format!(
+                "SET LOCAL statement_timeout = '{}s'",
+                RESOLVE_TIMEOUT.as_secs()
+            ))
+            .await
+            .map_err(pg_err)?;
+            let current = lock_epoch(&tx, epoch).await?;
+            if current.status != EpochStatus::Closed {
+                return Err(StoreError::Conflict(format!(
+                    "epoch {epoch} is {}, not closed",
+                    current.status.as_str()
+                )));
+            }
+            let e = epoch as i64;
+            tx.execute(
+                "UPDATE epochs SET status = 'resolved', y = $2, pi = $3, l = $4, checkpoints = $5,
+                     computation_ms = $6, resolved_at_ms = $7
+                 WHERE number = $1",
+                &[
+                    &e,
+                    &output.y,
+                    &output.pi,
+                    &output.l,
+                    &encode_checkpoints(&output.checkpoints),
+                    &(output.computation_ms as i64),
+                    &output.resolved_at_ms,
+                ],
+            )
+            .await
+            .map_err(pg_err)?;
+            // Positions by acceptance order, then the games in chunks joined on the primary
+            // key: linear in the epoch's size (a join against a window over the epoch was
+            // planned as a nested loop, quadratic).
+            let order = tx
+                .query(
+                    "SELECT game_id, game FROM games WHERE epoch = $1 ORDER BY id",
+                    &[&e],
+                )
+                .await
+                .map_err(pg_err)?;
+            let mut seq_of = std::collections::HashMap::<String, i64>::with_capacity(order.len());
+            // What the epoch adds to the settled game counts, from the same read.
+            let mut per_game = BTreeMap::<String, i64>::new();
+            for (seq, row) in order.iter().enumerate() {
+                seq_of.insert(row.try_get::<_, String>(0).map_err(corrupt)?, seq as i64);
+                *per_game
+                    .entry(row.try_get::<_, String>(1).map_err(corrupt)?)
+                    .or_default() += 1;
+            }
+            // The epoch's leaves are exactly those its input committed to: its own games and
+            // the pool-served games bound to it (docs/PROTOCOL.md §11).
+            let bound: i64 = tx
+                .query_one("SELECT COUNT(*) FROM games WHERE bet_epoch = $1", &[&e])
+                .await
+                .map_err(pg_err)?
+                .get(0);
+            crate::check_resolutions(
+                epoch,
+                current.input.as_ref().map(|i| i.bet_count),
+                &seq_of,
+                bound as u64,
+                games,
+            )?;
+            let update = tx
+                .prepare_cached(
+                    "UPDATE games g SET seq = u.seq, rng_value = u.rng_value, dice = u.dice,
+                         won = u.won, payout = u.payout, resolved_at_ms = $2
+                     FROM UNNEST($3::text[], $4::int8[], $5::text[], $6::text[], $7::bool[],
+                                 $8::text[]) AS u (game_id, seq, rng_value, dice, won, payout)
+                     WHERE g.game_id = u.game_id AND g.epoch = $1 AND g.rng_value IS NULL",
+                )
+                .await
+                .map_err(pg_err)?;
+            for chunk in games.chunks(RESOLVE_CHUNK) {
+                let ids: Vec<&str> = chunk.iter().map(|g| g.game_id.as_str()).collect();
+                let seqs = ids
+                    .iter()
+                    .map(|id| {
+                        seq_of.get(*id).copied().ok_or_else(|| {
+                            StoreError::Conflict(format!("game {id} is not in epoch {epoch}"))
+                        })
+                    })
+                    .collect::<StoreResult<Vec<i64>>>()?;
+                let values: Vec<&str> = chunk.iter().map(|g| g.rng_value.as_str()).collect();
+                let dice: Vec<String> = chunk.iter().map(|g| join_digits(&g.dice)).collect();
+                let won: Vec<Option<bool>> = chunk.iter().map(|g| g.won).collect();
+                let payouts: Vec<Option<&str>> =
+                    chunk.iter().map(|g| g.payout.as_deref()).collect();
+                let updated = tx
+                    .execute(
+                        &update,
+                        &[
+                            &e,
+                            &output.resolved_at_ms,
+                            &ids,
+                            &seqs,
+                            &values,
+                            &dice,
+                            &won,
+                            &payouts,
+                        ],
+                    )
+                    .await
+                    .map_err(pg_err)?;
+                // Every id is a game of this epoch (checked above); each must be written once.
+                if updated != chunk.len() as u64 {
+                    return Err(StoreError::Conflict(format!(
+                        "epoch {epoch}: {} resolutions named a game twice or one already \
+                         resolved",
+                        chunk.len() as u64 - updated.min(chunk.len() as u64)
+                    )));
+                }
+            }
+            settle_game_totals(&tx, &per_game).await?;
+            tx.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn epoch(&self, epoch: u64) -> StoreResult<Option<EpochRecord>> {
+        Ok(self
+            .query_epochs("WHERE number = $1", &[&(epoch as i64)])
+            .await?
+            .pop())
+    }
+
+    async fn latest_resolved_epoch(&self) -> StoreResult<Option<EpochRecord>> {
+        Ok(self
+            .query_epochs(
+                "WHERE status = 'resolved' ORDER BY number DESC LIMIT 1",
+                &[],
+            )
+            .await?
+            .pop())
+    }
+
+    async fn unresolved_epochs(&self) -> StoreResult<Vec<EpochRecord>> {
+        self.query_epochs("WHERE status = 'closed' ORDER BY number", &[])
+            .await
+    }
+
+    async fn resolved_epochs(&self, from: u64, to: u64) -> StoreResult<Vec<EpochRecord>> {
+        self.query_epochs(
+            "WHERE number BETWEEN $1 AND $2 AND status = 'resolved' ORDER BY number",
+            &[&(from as i64), &(to as i64)],
+        )
+        .await
+    }
+}

@@ -1,0 +1,341 @@
+//! The epoch chain of the embedded store: opening, closing, inputs, resolution, reads.
+
+use super::*;
+use crate::{
+    codec::encode_checkpoints, codec::join_digits, EpochInput, EpochOutput, EpochRecord,
+    EpochStatus, EpochStore, GameResolution, PlanParams, StoreError, StoreResult,
+};
+use async_trait::async_trait;
+use rusqlite::params;
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+
+#[async_trait]
+impl EpochStore for SqliteStore {
+    async fn bootstrap(&self, modulus: &str, now_ms: i64, params: &PlanParams) -> StoreResult<()> {
+        let modulus = modulus.to_owned();
+        let params = *params;
+        self.write("bootstrap", move |tx| {
+            let stored: Option<String> = tx
+                .query_row("SELECT value FROM meta WHERE key = 'modulus'", [], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .map_err(unavailable)?;
+            match stored {
+                Some(m) if m != modulus => {
+                    return Err(StoreError::Conflict(format!(
+                        "this data dir holds an epoch chain over modulus {m}; start with \
+                         --modulus {m} or use another --data-dir"
+                    )))
+                }
+                Some(_) => {}
+                None => {
+                    tx.execute(
+                        "INSERT INTO meta (key, value) VALUES ('modulus', ?1)",
+                        [&modulus],
+                    )
+                    .map_err(unavailable)?;
+                }
+            }
+            let open: i64 = tx
+                .query_row(
+                    "SELECT COUNT(*) FROM epochs WHERE status = 'open'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(unavailable)?;
+            if open == 0 {
+                let next: i64 = tx
+                    .query_row("SELECT COALESCE(MAX(number), 0) + 1 FROM epochs", [], |r| {
+                        r.get(0)
+                    })
+                    .map_err(unavailable)?;
+                open_epoch(tx, next as u64, &modulus, now_ms, &params)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn open_epoch(&self) -> StoreResult<EpochRecord> {
+        self.read(|c| {
+            query_epoch(c, "WHERE status = 'open'", [])?
+                .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))
+        })
+        .await
+    }
+
+    async fn close_epoch(
+        &self,
+        epoch: u64,
+        now_ms: i64,
+        nonce: [u8; 32],
+        next: &PlanParams,
+    ) -> StoreResult<Vec<Vec<u8>>> {
+        let next = *next;
+        self.write("close_epoch", move |tx| {
+            match status_of(tx, epoch)? {
+                Some(EpochStatus::Open) => {
+                    let current = query_epoch(tx, "WHERE number = ?1", [epoch as i64])?
+                        .ok_or_else(|| {
+                            StoreError::Conflict(format!("epoch {epoch} does not exist"))
+                        })?;
+                    let last_game: Option<i64> = tx
+                        .query_row(
+                            "SELECT MAX(created_at_ms) FROM games
+                             WHERE epoch = ?1 OR bet_epoch = ?1",
+                            [epoch as i64],
+                            |r| r.get(0),
+                        )
+                        .map_err(unavailable)?;
+                    let closed_at = crate::close_time(
+                        current.plan.as_ref(),
+                        current.opened_at_ms,
+                        last_game,
+                        now_ms,
+                    );
+                    let nonce = current.plan.map(|_| nonce.to_vec());
+                    tx.execute(
+                        "UPDATE epochs SET status = 'closed', closed_at_ms = ?2, nonce = ?3
+                         WHERE number = ?1",
+                        params![epoch as i64, closed_at, nonce],
+                    )
+                    .map_err(unavailable)?;
+                    // The next epoch opens now: after a stall past the deadline, the time
+                    // between is no epoch's (games were refused then).
+                    open_epoch(
+                        tx,
+                        epoch + 1,
+                        &current.modulus,
+                        now_ms.max(closed_at),
+                        &next,
+                    )?;
+                }
+                Some(EpochStatus::Closed) => {}
+                Some(EpochStatus::Resolved) => {
+                    return Err(StoreError::Conflict(format!(
+                        "epoch {epoch} is already resolved"
+                    )))
+                }
+                None => {
+                    return Err(StoreError::Conflict(format!(
+                        "epoch {epoch} does not exist"
+                    )))
+                }
+            }
+            Ok(())
+        })
+        .await?;
+        // Read once the close is committed, off the writer (bets wait on it): a closed epoch
+        // gains no games, so this is the set the close sealed.
+        self.read(move |c| epoch_leaves(c, epoch)).await
+    }
+
+    async fn set_epoch_input(&self, epoch: u64, input: &EpochInput) -> StoreResult<()> {
+        let input = input.clone();
+        self.write("store_epoch_input", move |tx| {
+            let existing = query_epoch(tx, "WHERE number = ?1", [epoch as i64])?
+                .ok_or_else(|| StoreError::Conflict(format!("epoch {epoch} does not exist")))?;
+            if existing.status != EpochStatus::Closed {
+                return Err(StoreError::Conflict(format!(
+                    "epoch {epoch} is {}, not closed",
+                    existing.status.as_str()
+                )));
+            }
+            match existing.input {
+                Some(prev) if prev == input => Ok(()),
+                Some(_) => Err(StoreError::Conflict(format!(
+                    "epoch {epoch} already has a different input"
+                ))),
+                None => {
+                    tx.execute(
+                        "UPDATE epochs SET iterations = ?2, prev_y = ?3, bets_root = ?4,
+                             bet_count = ?5, x = ?6
+                         WHERE number = ?1",
+                        params![
+                            epoch as i64,
+                            input.iterations as i64,
+                            input.prev_y,
+                            input.bets_root.to_vec(),
+                            input.bet_count as i64,
+                            input.x
+                        ],
+                    )
+                    .map_err(unavailable)?;
+                    Ok(())
+                }
+            }
+        })
+        .await
+    }
+
+    async fn resolve_epoch(
+        &self,
+        epoch: u64,
+        output: &EpochOutput,
+        games: &[GameResolution],
+    ) -> StoreResult<()> {
+        // The epoch's games by id, with their game names, its committed count and the
+        // pool-served games bound to it. A closed epoch gains no games, so a reader's snapshot
+        // is the set the writes below must cover.
+        let (stored, committed, bound) = self
+            .read(move |c| {
+                require_closed(c, epoch)?;
+                let mut st = c
+                    .prepare_cached("SELECT game_id, rowid, game FROM games WHERE epoch = ?1")
+                    .map_err(unavailable)?;
+                let rows = st
+                    .query_map([epoch as i64], |r| {
+                        Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?)))
+                    })
+                    .map_err(unavailable)?;
+                let stored = rows
+                    .collect::<rusqlite::Result<HashMap<String, (i64, String)>>>()
+                    .map_err(unavailable)?;
+                let committed: Option<i64> = c
+                    .query_row(
+                        "SELECT bet_count FROM epochs WHERE number = ?1",
+                        [epoch as i64],
+                        |r| r.get(0),
+                    )
+                    .map_err(unavailable)?;
+                let bound: i64 = c
+                    .query_row(
+                        "SELECT COUNT(*) FROM games WHERE bet_epoch = ?1",
+                        [epoch as i64],
+                        |r| r.get(0),
+                    )
+                    .map_err(unavailable)?;
+                Ok((stored, committed.map(|n| n as u64), bound as u64))
+            })
+            .await?;
+        crate::check_resolutions(epoch, committed, &stored, bound, games)?;
+        let updates: Vec<(i64, GameResolution)> = games
+            .iter()
+            .filter_map(|g| stored.get(&g.game_id).map(|&(rowid, _)| (rowid, g.clone())))
+            .collect();
+        // What the epoch adds to the settled game counts, counted here rather than in the
+        // last transaction, which every queued bet waits for.
+        let mut per_game: BTreeMap<String, i64> = BTreeMap::new();
+        for (_, game) in stored.into_values() {
+            *per_game.entry(game).or_default() += 1;
+        }
+        // The games in chunks of their own transactions, so that bets queued meanwhile commit
+        // between them instead of waiting for one long write (an epoch of 20 000 bets took
+        // 100-200 ms, every bet's p99). Readers see none of it until the last transaction
+        // marks the epoch resolved (game_from_row hides a result until then); a crash in
+        // between leaves results that the next attempt writes again, the same bytes. Every
+        // update must find its row in this epoch: with the set checked above, that is what
+        // proves the whole epoch written when the last transaction resolves it.
+        let resolved_at = output.resolved_at_ms;
+        let mut updates = updates.into_iter();
+        loop {
+            let chunk: Vec<(i64, GameResolution)> = updates.by_ref().take(RESOLVE_CHUNK).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            self.write("resolve_games", move |tx| {
+                require_closed(tx, epoch)?;
+                let mut stmt = tx
+                    .prepare_cached(
+                        "UPDATE games SET rng_value = ?2, dice = ?3, won = ?4, payout = ?5,
+                             resolved_at_ms = ?6
+                         WHERE rowid = ?1 AND epoch = ?7",
+                    )
+                    .map_err(unavailable)?;
+                for (rowid, g) in &chunk {
+                    let changed = stmt
+                        .execute(params![
+                            rowid,
+                            g.rng_value,
+                            join_digits(&g.dice),
+                            g.won,
+                            g.payout,
+                            resolved_at,
+                            epoch as i64,
+                        ])
+                        .map_err(unavailable)?;
+                    if changed != 1 {
+                        return Err(StoreError::Corrupt(format!(
+                            "game {} of epoch {epoch} vanished while it was resolved",
+                            g.game_id
+                        )));
+                    }
+                }
+                Ok(())
+            })
+            .await?;
+        }
+        let output = output.clone();
+        self.write("resolve_epoch", move |tx| {
+            require_closed(tx, epoch)?;
+            tx.execute(
+                "UPDATE epochs SET status = 'resolved', y = ?2, pi = ?3, l = ?4, checkpoints = ?5,
+                     computation_ms = ?6, resolved_at_ms = ?7
+                 WHERE number = ?1",
+                params![
+                    epoch as i64,
+                    output.y,
+                    output.pi,
+                    output.l,
+                    encode_checkpoints(&output.checkpoints),
+                    output.computation_ms as i64,
+                    output.resolved_at_ms
+                ],
+            )
+            .map_err(unavailable)?;
+            settle_game_totals(tx, &per_game)
+        })
+        .await
+    }
+
+    async fn epoch(&self, epoch: u64) -> StoreResult<Option<EpochRecord>> {
+        self.read(move |c| query_epoch(c, "WHERE number = ?1", [epoch as i64]))
+            .await
+    }
+
+    async fn latest_resolved_epoch(&self) -> StoreResult<Option<EpochRecord>> {
+        self.read(|c| {
+            query_epoch(
+                c,
+                "WHERE status = 'resolved' ORDER BY number DESC LIMIT 1",
+                [],
+            )
+        })
+        .await
+    }
+
+    async fn unresolved_epochs(&self) -> StoreResult<Vec<EpochRecord>> {
+        self.read(|c| {
+            let mut stmt = c
+                .prepare(&format!(
+                    "SELECT {EPOCH_COLUMNS} FROM epochs WHERE status = 'closed' ORDER BY number"
+                ))
+                .map_err(unavailable)?;
+            let rows = stmt.query_map([], epoch_from_row).map_err(unavailable)?;
+            let mut out = Vec::new();
+            for row in rows {
+                out.push(row.map_err(unavailable)??);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn resolved_epochs(&self, from: u64, to: u64) -> StoreResult<Vec<EpochRecord>> {
+        self.read(move |c| {
+            let mut stmt = c
+                .prepare_cached(&format!(
+                    "SELECT {EPOCH_COLUMNS} FROM epochs
+                     WHERE number BETWEEN ?1 AND ?2 AND status = 'resolved' ORDER BY number"
+                ))
+                .map_err(unavailable)?;
+            let rows = stmt
+                .query_map([from as i64, to as i64], epoch_from_row)
+                .map_err(unavailable)?;
+            rows.map(|r| r.map_err(unavailable)?).collect()
+        })
+        .await
+    }
+}
