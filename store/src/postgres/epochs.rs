@@ -8,6 +8,175 @@ use crate::{
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 
+/// The bound for resolving an epoch: one transaction writing every game of the epoch.
+pub(super) const RESOLVE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Resolutions written per UPDATE statement.
+pub(super) const RESOLVE_CHUNK: usize = 5000;
+
+pub(super) const EPOCH_GATE: i32 = 0x7672_7303;
+
+/// Adds a just-resolved epoch's games (`epoch_games`, per game name), and the instant games
+/// served since the last call, to `game_totals` (see migration 6), in the transaction that
+/// resolves the epoch. The state row is locked first, so two of these take turns;
+/// `next_index` is read once, and every instant game below it is committed (each was inserted
+/// in the transaction that moved it).
+pub(super) async fn settle_game_totals(
+    tx: &deadpool_postgres::Transaction<'_>,
+    epoch_games: &BTreeMap<String, i64>,
+) -> StoreResult<()> {
+    let from: i64 = tx
+        .query_one(
+            "SELECT pool_counted_to FROM game_totals_state WHERE id = 1 FOR UPDATE",
+            &[],
+        )
+        .await
+        .map_err(pg_err)?
+        .get(0);
+    let to: i64 = tx
+        .query_one("SELECT next_index FROM pool_state WHERE id = 1", &[])
+        .await
+        .map_err(pg_err)?
+        .get(0);
+    let (names, counts): (Vec<&str>, Vec<i64>) =
+        epoch_games.iter().map(|(g, n)| (g.as_str(), *n)).unzip();
+    tx.execute(
+        "INSERT INTO game_totals (game, games)
+         SELECT game, SUM(n)::int8 FROM (
+             SELECT * FROM UNNEST($1::text[], $2::int8[]) AS e (game, n)
+             UNION ALL SELECT game, 1 FROM games WHERE pool_index >= $3 AND pool_index < $4) g
+         GROUP BY game
+         ON CONFLICT (game) DO UPDATE SET games = game_totals.games + EXCLUDED.games",
+        &[&names, &counts, &from, &to],
+    )
+    .await
+    .map_err(pg_err)?;
+    tx.execute(
+        "UPDATE game_totals_state SET pool_counted_to = $1 WHERE id = 1",
+        &[&to],
+    )
+    .await
+    .map_err(pg_err)?;
+    Ok(())
+}
+
+pub(super) const EPOCH_COLUMNS: &str =
+    "number, status, modulus, opened_at_ms, closed_at_ms, iterations, \
+     prev_y, bets_root, bet_count, x, y, pi, l, checkpoints, computation_ms, resolved_at_ms, \
+     plan_previous, plan_iterations, plan_margin_centi, plan_rate, deadline_ms, nonce";
+
+pub(super) fn epoch_from_row(r: &Row) -> StoreResult<EpochRecord> {
+    let get_i64 = |name: &str| r.try_get::<_, Option<i64>>(name).map_err(corrupt);
+    let get_bytes = |name: &str| r.try_get::<_, Option<Vec<u8>>>(name).map_err(corrupt);
+    let input = match (get_i64("iterations")?, get_bytes("bets_root")?) {
+        (Some(t), Some(root)) => Some(EpochInput {
+            iterations: t as u64,
+            prev_y: get_bytes("prev_y")?.unwrap_or_default(),
+            bets_root: root
+                .try_into()
+                .map_err(|_| StoreError::Corrupt("bets_root is not 32 bytes".into()))?,
+            bet_count: get_i64("bet_count")?.unwrap_or(0) as u64,
+            x: get_bytes("x")?.unwrap_or_default(),
+        }),
+        _ => None,
+    };
+    let output = match get_bytes("y")? {
+        Some(y) => {
+            let checkpoints: Option<String> = r.try_get("checkpoints").map_err(corrupt)?;
+            Some(EpochOutput {
+                y,
+                pi: get_bytes("pi")?.unwrap_or_default(),
+                l: get_bytes("l")?.unwrap_or_default(),
+                checkpoints: decode_checkpoints(checkpoints.as_deref().unwrap_or("[]"))?,
+                computation_ms: get_i64("computation_ms")?.unwrap_or(0) as u64,
+                resolved_at_ms: get_i64("resolved_at_ms")?.unwrap_or(0),
+            })
+        }
+        None => None,
+    };
+    let status: String = r.try_get("status").map_err(corrupt)?;
+    let margin: Option<i32> = r.try_get("plan_margin_centi").map_err(corrupt)?;
+    Ok(EpochRecord {
+        number: r.try_get::<_, i64>("number").map_err(corrupt)? as u64,
+        status: crate::epoch_status(&status)?,
+        modulus: r.try_get("modulus").map_err(corrupt)?,
+        opened_at_ms: r.try_get("opened_at_ms").map_err(corrupt)?,
+        closed_at_ms: get_i64("closed_at_ms")?,
+        plan: crate::codec::epoch_plan(
+            get_i64("plan_previous")?,
+            get_i64("plan_iterations")?,
+            margin.map(i64::from),
+            get_i64("plan_rate")?,
+            get_i64("deadline_ms")?,
+        ),
+        nonce: crate::codec::nonce(get_bytes("nonce")?)?,
+        input,
+        output,
+    })
+}
+
+/// Inserts epoch `number`, open from `opened_at_ms`, with its plan from `params` (its
+/// predecessor's close and T read in the same transaction).
+pub(super) async fn open_epoch(
+    tx: &deadpool_postgres::Transaction<'_>,
+    number: u64,
+    modulus: &str,
+    opened_at_ms: i64,
+    params: &PlanParams,
+) -> StoreResult<()> {
+    let previous = params.previous(number);
+    let predecessor = match previous {
+        0 => None,
+        p => {
+            let row = tx
+                .query_opt(
+                    &format!("SELECT {EPOCH_COLUMNS} FROM epochs WHERE number = $1"),
+                    &[&(p as i64)],
+                )
+                .await
+                .map_err(pg_err)?
+                .ok_or_else(|| StoreError::Corrupt(format!("epoch {p} is missing")))?;
+            Some(crate::predecessor_of(&epoch_from_row(&row)?, params)?)
+        }
+    };
+    let plan = params.plan(number, opened_at_ms, predecessor);
+    tx.execute(
+        "INSERT INTO epochs (number, status, modulus, opened_at_ms, plan_previous,
+             plan_iterations, plan_margin_centi, plan_rate, deadline_ms)
+         VALUES ($1, 'open', $2, $3, $4, $5, $6, $7, $8)",
+        &[
+            &(number as i64),
+            &modulus,
+            &opened_at_ms,
+            &(plan.previous as i64),
+            &(plan.iterations as i64),
+            &(plan.margin_centi as i32),
+            &(plan.squarings_per_second as i64),
+            &plan.deadline_ms,
+        ],
+    )
+    .await
+    .map_err(pg_err)?;
+    Ok(())
+}
+
+/// The status of `epoch`, locked for the rest of the transaction (`FOR NO KEY UPDATE`: it
+/// does not conflict with the key-share lock each game insert's foreign key takes).
+pub(super) async fn lock_epoch(
+    tx: &deadpool_postgres::Transaction<'_>,
+    epoch: u64,
+) -> StoreResult<EpochRecord> {
+    let row = tx
+        .query_opt(
+            &format!("SELECT {EPOCH_COLUMNS} FROM epochs WHERE number = $1 FOR NO KEY UPDATE"),
+            &[&(epoch as i64)],
+        )
+        .await
+        .map_err(pg_err)?
+        .ok_or_else(|| StoreError::Conflict(format!("epoch {epoch} does not exist")))?;
+    epoch_from_row(&row)
+}
+
 #[async_trait]
 impl EpochStore for PgStore {
     async fn bootstrap(&self, modulus: &str, now_ms: i64, params: &PlanParams) -> StoreResult<()> {

@@ -8,6 +8,164 @@ use async_trait::async_trait;
 use std::sync::Arc;
 use tokio::sync::oneshot;
 
+pub(super) const INSERT_GAMES: &str =
+    "INSERT INTO games (epoch, game_id, request_id, game, bet_type, target,
+         combo, amount, player_id, player_seed, operator_key, created_at_ms, leaf,
+         acceptance_key, acceptance_sig)
+     SELECT $1, u.* FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::int2[],
+         $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int8[],
+         $13::bytea[], $14::bytea[], $15::bytea[]) AS u";
+
+/// Takes the epoch gate shared (held until commit: a close waits for this transaction, and
+/// this statement waits for a close in progress; the next statement's snapshot is taken after
+/// that wait, so it sees the epoch a close just opened), then the open epoch, refused once
+/// past its deadline.
+pub(super) async fn open_for_games(tx: &deadpool_postgres::Transaction<'_>) -> StoreResult<i64> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock_shared($1, hashtext(current_schema()))",
+        &[&EPOCH_GATE],
+    )
+    .await
+    .map_err(pg_err)?;
+    let open = tx
+        .query_opt(
+            "SELECT number, deadline_ms FROM epochs WHERE status = 'open'",
+            &[],
+        )
+        .await
+        .map_err(pg_err)?
+        .ok_or_else(|| StoreError::Conflict("no epoch is open".into()))?;
+    let epoch: i64 = open.get(0);
+    crate::refuse_overdue(epoch as u64, open.get(1), vrs_observe::clock::now_ms())?;
+    Ok(epoch)
+}
+
+/// Commits `games` into the open epoch in one transaction, each signed by its signer; returns
+/// the epoch and the signatures, in order.
+pub(super) async fn insert_games(
+    pool: &Pool,
+    games: &[(&NewGame, &AcceptanceSigner)],
+) -> StoreResult<(u64, Vec<Signed>)> {
+    let mut client = pool.get().await.map_err(pool_err)?;
+    let tx = read_committed(&mut client).await?;
+    let epoch = open_for_games(&tx).await?;
+    let signed: Vec<Signed> = games
+        .iter()
+        .map(|(g, signer)| signer.sign(Place::Epoch(epoch as u64), &g.leaf, g.created_at_ms))
+        .collect();
+    let keys: Vec<&[u8]> = signed.iter().map(|s| s.public_key.as_slice()).collect();
+    let sigs: Vec<&[u8]> = signed.iter().map(|s| s.signature.as_slice()).collect();
+    let games: Vec<&NewGame> = games.iter().map(|(g, _)| *g).collect();
+    let col = |f: fn(&NewGame) -> Option<String>| games.iter().map(|g| f(g)).collect::<Vec<_>>();
+    let game_ids = col(|g| Some(g.game_id.clone()));
+    let request_ids = col(|g| Some(g.request_id.clone()));
+    let names = col(|g| Some(g.game.clone()));
+    let bet_types = col(|g| g.bet_type.clone());
+    let targets: Vec<Option<i16>> = games.iter().map(|g| g.target.map(i16::from)).collect();
+    let combos = col(|g| g.combo.map(|c| join_digits(&c)));
+    let amounts = col(|g| g.amount.clone());
+    let players = col(|g| Some(g.player_id.clone()));
+    let seeds = col(|g| g.player_seed.clone());
+    let operators = col(|g| Some(g.operator_key.clone()));
+    let created: Vec<i64> = games.iter().map(|g| g.created_at_ms).collect();
+    let leaves: Vec<&[u8]> = games.iter().map(|g| g.leaf.as_slice()).collect();
+    let stmt = tx.prepare_cached(INSERT_GAMES).await.map_err(pg_err)?;
+    tx.execute(
+        &stmt,
+        &[
+            &epoch,
+            &game_ids,
+            &request_ids,
+            &names,
+            &bet_types,
+            &targets,
+            &combos,
+            &amounts,
+            &players,
+            &seeds,
+            &operators,
+            &created,
+            &leaves,
+            &keys,
+            &sigs,
+        ],
+    )
+    .await
+    .map_err(pg_err)?;
+    tx.commit().await.map_err(pg_err)?;
+    Ok((epoch as u64, signed))
+}
+
+/// Game columns, followed by a `seq` expression.
+pub(super) const GAME_COLUMNS: &str =
+    "g.game_id, g.request_id, g.game, g.bet_type, g.target, g.combo, \
+     g.amount, g.player_id, g.player_seed, g.operator_key, g.created_at_ms, g.epoch, g.leaf, \
+     g.rng_value, g.dice, g.won, g.payout, g.resolved_at_ms, g.pool_index, g.acceptance_key, \
+     g.acceptance_sig, g.bet_epoch";
+
+/// A game's position as stored: written when its epoch resolves, NULL before.
+pub(super) const SEQ_OF_ONE: &str = "g.seq";
+
+/// Positions of a whole epoch's games in one pass (the per-row count would be quadratic).
+pub(super) const SEQ_IN_EPOCH: &str = "row_number() OVER (ORDER BY g.id) - 1";
+
+pub(super) fn game_from_row(r: &Row) -> StoreResult<GameRecord> {
+    let text = |name: &str| r.try_get::<_, Option<String>>(name).map_err(corrupt);
+    let game_id: String = r.try_get("game_id").map_err(corrupt)?;
+    let resolution = match text("rng_value")? {
+        Some(rng_value) => Some(GameResolution {
+            game_id: game_id.clone(),
+            rng_value,
+            dice: parse_digits(text("dice")?.as_deref().unwrap_or(""), "dice")?,
+            won: r.try_get("won").map_err(corrupt)?,
+            payout: text("payout")?,
+        }),
+        None => None,
+    };
+    let target: Option<i16> = r.try_get("target").map_err(corrupt)?;
+    Ok(GameRecord {
+        new: NewGame {
+            game_id,
+            request_id: r.try_get("request_id").map_err(corrupt)?,
+            game: r.try_get("game").map_err(corrupt)?,
+            bet_type: text("bet_type")?,
+            target: target
+                .map(u8::try_from)
+                .transpose()
+                .map_err(|_| StoreError::Corrupt(format!("target {target:?}")))?,
+            combo: parse_combo(text("combo")?.as_deref())?,
+            amount: text("amount")?,
+            player_id: r.try_get("player_id").map_err(corrupt)?,
+            player_seed: text("player_seed")?,
+            operator_key: r.try_get("operator_key").map_err(corrupt)?,
+            created_at_ms: r.try_get("created_at_ms").map_err(corrupt)?,
+            leaf: r.try_get("leaf").map_err(corrupt)?,
+            acceptance: crate::codec::signed_from(
+                r.try_get("acceptance_key").map_err(corrupt)?,
+                r.try_get("acceptance_sig").map_err(corrupt)?,
+            )?,
+        },
+        bet_epoch: r
+            .try_get::<_, Option<i64>>("bet_epoch")
+            .map_err(corrupt)?
+            .map(|e| e as u64),
+        epoch: r
+            .try_get::<_, Option<i64>>("epoch")
+            .map_err(corrupt)?
+            .map(|e| e as u64),
+        pool_index: r
+            .try_get::<_, Option<i64>>("pool_index")
+            .map_err(corrupt)?
+            .map(|i| i as u64),
+        seq: r
+            .try_get::<_, Option<i64>>("seq")
+            .map_err(corrupt)?
+            .map(|s| s as u64),
+        resolution,
+        resolved_at_ms: r.try_get("resolved_at_ms").map_err(corrupt)?,
+    })
+}
+
 #[async_trait]
 impl GameStore for PgStore {
     async fn insert_game(

@@ -1,5 +1,6 @@
 //! The epoch chain of the embedded store: opening, closing, inputs, resolution, reads.
 
+use super::games::epoch_leaves;
 use super::*;
 use crate::{
     codec::encode_checkpoints, codec::join_digits, EpochInput, EpochOutput, EpochRecord,
@@ -9,6 +10,204 @@ use async_trait::async_trait;
 use rusqlite::params;
 use std::collections::BTreeMap;
 use std::collections::HashMap;
+
+/// Games resolved per write transaction: a few milliseconds of the writer, so bets queued
+/// behind a large epoch's resolution wait about as long as for one group commit.
+pub(super) const RESOLVE_CHUNK: usize = 1000;
+
+/// The columns `epoch_from_row` reads, by name.
+pub(super) const EPOCH_COLUMNS: &str =
+    "number, status, modulus, opened_at_ms, closed_at_ms, iterations, \
+     prev_y, bets_root, bet_count, x, y, pi, l, checkpoints, computation_ms, resolved_at_ms, \
+     plan_previous, plan_iterations, plan_margin_centi, plan_rate, deadline_ms, nonce";
+
+pub(super) fn epoch_from_row(r: &Row<'_>) -> rusqlite::Result<StoreResult<EpochRecord>> {
+    let status: String = r.get("status")?;
+    let iterations: Option<i64> = r.get("iterations")?;
+    let bets_root: Option<Vec<u8>> = r.get("bets_root")?;
+    let y: Option<Vec<u8>> = r.get("y")?;
+    let checkpoints: Option<String> = r.get("checkpoints")?;
+    let input = match (iterations, bets_root) {
+        (Some(t), Some(root)) => Some((|| -> rusqlite::Result<EpochInput> {
+            Ok(EpochInput {
+                iterations: t as u64,
+                prev_y: r.get::<_, Option<Vec<u8>>>("prev_y")?.unwrap_or_default(),
+                bets_root: root.try_into().map_err(|_| {
+                    rusqlite::Error::InvalidColumnType(
+                        7,
+                        "bets_root".into(),
+                        rusqlite::types::Type::Blob,
+                    )
+                })?,
+                bet_count: r.get::<_, Option<i64>>("bet_count")?.unwrap_or(0) as u64,
+                x: r.get::<_, Option<Vec<u8>>>("x")?.unwrap_or_default(),
+            })
+        })()?),
+        _ => None,
+    };
+    let output = match y {
+        Some(y) => {
+            let checkpoints = match decode_checkpoints(checkpoints.as_deref().unwrap_or("[]")) {
+                Ok(c) => c,
+                Err(e) => return Ok(Err(e)),
+            };
+            Some(EpochOutput {
+                y,
+                pi: r.get::<_, Option<Vec<u8>>>("pi")?.unwrap_or_default(),
+                l: r.get::<_, Option<Vec<u8>>>("l")?.unwrap_or_default(),
+                checkpoints,
+                computation_ms: r.get::<_, Option<i64>>("computation_ms")?.unwrap_or(0) as u64,
+                resolved_at_ms: r.get::<_, Option<i64>>("resolved_at_ms")?.unwrap_or(0),
+            })
+        }
+        None => None,
+    };
+    let status = match crate::epoch_status(&status) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
+    let plan = crate::codec::epoch_plan(
+        r.get("plan_previous")?,
+        r.get("plan_iterations")?,
+        r.get("plan_margin_centi")?,
+        r.get("plan_rate")?,
+        r.get("deadline_ms")?,
+    );
+    let nonce = match crate::codec::nonce(r.get("nonce")?) {
+        Ok(n) => n,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(Ok(EpochRecord {
+        number: r.get::<_, i64>("number")? as u64,
+        status,
+        modulus: r.get("modulus")?,
+        opened_at_ms: r.get("opened_at_ms")?,
+        closed_at_ms: r.get("closed_at_ms")?,
+        plan,
+        nonce,
+        input,
+        output,
+    }))
+}
+
+pub(super) fn query_epoch(
+    conn: &Connection,
+    sql_tail: &str,
+    p: impl rusqlite::Params,
+) -> StoreResult<Option<EpochRecord>> {
+    conn.query_row(
+        &format!("SELECT {EPOCH_COLUMNS} FROM epochs {sql_tail}"),
+        p,
+        epoch_from_row,
+    )
+    .optional()
+    .map_err(unavailable)?
+    .transpose()
+}
+
+/// Inserts epoch `number`, open from `opened_at_ms`, with its plan from `params` (its
+/// predecessor's close and T read here, in the same transaction).
+pub(super) fn open_epoch(
+    tx: &Transaction<'_>,
+    number: u64,
+    modulus: &str,
+    opened_at_ms: i64,
+    params: &PlanParams,
+) -> StoreResult<()> {
+    let previous = params.previous(number);
+    let predecessor = match previous {
+        0 => None,
+        p => {
+            let rec = query_epoch(tx, "WHERE number = ?1", [p as i64])?
+                .ok_or_else(|| StoreError::Corrupt(format!("epoch {p} is missing")))?;
+            Some(crate::predecessor_of(&rec, params)?)
+        }
+    };
+    let plan = params.plan(number, opened_at_ms, predecessor);
+    tx.execute(
+        "INSERT INTO epochs (number, status, modulus, opened_at_ms, plan_previous,
+             plan_iterations, plan_margin_centi, plan_rate, deadline_ms)
+         VALUES (?1, 'open', ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            number as i64,
+            modulus,
+            opened_at_ms,
+            plan.previous as i64,
+            plan.iterations as i64,
+            plan.margin_centi,
+            plan.squarings_per_second as i64,
+            plan.deadline_ms
+        ],
+    )
+    .map_err(unavailable)?;
+    Ok(())
+}
+
+pub(super) fn status_of(conn: &Connection, epoch: u64) -> StoreResult<Option<EpochStatus>> {
+    let s: Option<String> = conn
+        .query_row(
+            "SELECT status FROM epochs WHERE number = ?1",
+            [epoch as i64],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(unavailable)?;
+    s.map(|s| crate::epoch_status(&s)).transpose()
+}
+
+/// Adds a just-resolved epoch's games (`epoch_games`, per game name), and the instant games
+/// served since the last call, to `game_totals` (see migration 7), in the transaction that
+/// resolves the epoch.
+pub(super) fn settle_game_totals(
+    tx: &Transaction<'_>,
+    epoch_games: &BTreeMap<String, i64>,
+) -> StoreResult<()> {
+    let (from, to): (i64, i64) = tx
+        .query_row(
+            "SELECT s.pool_counted_to, p.next_index
+             FROM game_totals_state s, pool_state p WHERE s.id = 1 AND p.id = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(unavailable)?;
+    let mut add = tx
+        .prepare_cached(
+            "INSERT INTO game_totals (game, games) VALUES (?1, ?2)
+             ON CONFLICT (game) DO UPDATE SET games = games + excluded.games",
+        )
+        .map_err(unavailable)?;
+    for (game, n) in epoch_games {
+        add.execute(params![game, n]).map_err(unavailable)?;
+    }
+    tx.prepare_cached(
+        "INSERT INTO game_totals (game, games)
+         SELECT game, COUNT(*) FROM games WHERE pool_index >= ?1 AND pool_index < ?2
+         GROUP BY game
+         ON CONFLICT (game) DO UPDATE SET games = games + excluded.games",
+    )
+    .and_then(|mut st| st.execute(params![from, to]))
+    .map_err(unavailable)?;
+    tx.execute(
+        "UPDATE game_totals_state SET pool_counted_to = ?1 WHERE id = 1",
+        [to],
+    )
+    .map_err(unavailable)?;
+    Ok(())
+}
+
+/// Refuses unless `epoch` exists and is closed: the one state whose games may be resolved.
+pub(super) fn require_closed(conn: &Connection, epoch: u64) -> StoreResult<()> {
+    match status_of(conn, epoch)? {
+        Some(EpochStatus::Closed) => Ok(()),
+        Some(s) => Err(StoreError::Conflict(format!(
+            "epoch {epoch} is {}, not closed",
+            s.as_str()
+        ))),
+        None => Err(StoreError::Conflict(format!(
+            "epoch {epoch} does not exist"
+        ))),
+    }
+}
 
 #[async_trait]
 impl EpochStore for SqliteStore {
