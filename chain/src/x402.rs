@@ -109,39 +109,82 @@ impl X402Config {
         }
     }
 
-    fn extra(&self) -> Value {
-        json!({ "name": self.asset_name, "version": self.asset_version })
+    fn extra(&self) -> AssetExtra {
+        AssetExtra {
+            name: self.asset_name.clone(),
+            version: self.asset_version.clone(),
+        }
     }
 
     /// v2's PaymentRequirements for this service.
-    pub fn requirements_v2(&self) -> Value {
-        json!({
-            "scheme": "exact",
-            "network": self.network,
-            "amount": self.amount.to_string(),
-            "asset": self.asset.to_checksum(None),
-            "payTo": self.pay_to.to_checksum(None),
-            "maxTimeoutSeconds": self.max_timeout_s,
-            "extra": self.extra(),
-        })
+    pub fn requirements_v2(&self) -> RequirementsV2 {
+        RequirementsV2 {
+            scheme: "exact".into(),
+            network: self.network.clone(),
+            amount: self.amount.to_string(),
+            asset: self.asset.to_checksum(None),
+            pay_to: self.pay_to.to_checksum(None),
+            max_timeout_seconds: self.max_timeout_s,
+            extra: self.extra(),
+        }
     }
 
     /// v1's PaymentRequirements for this service.
-    pub fn requirements_v1(&self, resource: &str) -> Value {
-        json!({
-            "scheme": "exact",
-            "network": self.network_v1,
-            "maxAmountRequired": self.amount.to_string(),
-            "resource": resource,
-            "description": DESCRIPTION,
-            "mimeType": "application/json",
-            "payTo": self.pay_to.to_checksum(None),
-            "maxTimeoutSeconds": self.max_timeout_s,
-            "asset": self.asset.to_checksum(None),
-            "outputSchema": Value::Null,
-            "extra": self.extra(),
-        })
+    pub fn requirements_v1(&self, resource: &str) -> RequirementsV1 {
+        RequirementsV1 {
+            scheme: "exact".into(),
+            network: self.network_v1.clone(),
+            max_amount_required: self.amount.to_string(),
+            resource: resource.to_owned(),
+            description: DESCRIPTION.into(),
+            mime_type: "application/json".into(),
+            pay_to: self.pay_to.to_checksum(None),
+            max_timeout_seconds: self.max_timeout_s,
+            asset: self.asset.to_checksum(None),
+            output_schema: None,
+            extra: self.extra(),
+        }
     }
+}
+
+/// The EIP-712 domain of the asset (`extra` of the requirements).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct AssetExtra {
+    pub name: String,
+    pub version: String,
+}
+
+/// x402 version 2's PaymentRequirements (the `exact` scheme).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequirementsV2 {
+    pub scheme: String,
+    /// CAIP-2, e.g. `eip155:8453`.
+    pub network: String,
+    pub amount: String,
+    pub asset: String,
+    pub pay_to: String,
+    pub max_timeout_seconds: u64,
+    pub extra: AssetExtra,
+}
+
+/// x402 version 1's PaymentRequirements (the `exact` scheme).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequirementsV1 {
+    pub scheme: String,
+    /// Version 1's network name, e.g. `base`.
+    pub network: String,
+    pub max_amount_required: String,
+    pub resource: String,
+    pub description: String,
+    pub mime_type: String,
+    pub pay_to: String,
+    pub max_timeout_seconds: u64,
+    pub asset: String,
+    /// Always null.
+    pub output_schema: Option<String>,
+    pub extra: AssetExtra,
 }
 
 const DESCRIPTION: &str =
@@ -154,7 +197,7 @@ pub struct PaymentRequiredV1 {
     pub x402_version: u32,
     pub error: String,
     /// The payment requirements, as x402 version 1 writes them.
-    pub accepts: Vec<Value>,
+    pub accepts: Vec<RequirementsV1>,
 }
 
 /// The 402 answer: the v2 `PAYMENT-REQUIRED` header value and the v1 JSON body.
@@ -647,8 +690,8 @@ impl X402 {
         resource: &str,
     ) -> Result<Settled, SettleError> {
         let requirements = match p.version {
-            2 => self.config.requirements_v2(),
-            _ => self.config.requirements_v1(resource),
+            2 => json!(self.config.requirements_v2()),
+            _ => json!(self.config.requirements_v1(resource)),
         };
         let body = json!({
             "x402Version": p.version,
@@ -916,10 +959,12 @@ mod tests {
         assert_eq!(v2["accepts"][0]["amount"], "20000");
         assert_eq!(v2["accepts"][0]["network"], "eip155:8453");
         assert_eq!(v2["accepts"][0]["extra"]["name"], "USD Coin");
-        assert_eq!(body.x402_version, 1);
-        assert_eq!(body.accepts[0]["network"], "base");
-        assert_eq!(body.accepts[0]["maxAmountRequired"], "20000");
-        assert_eq!(body.accepts[0]["resource"], "http://x/v1/notarize");
+        let body = serde_json::to_value(&body).unwrap();
+        assert_eq!(body["x402Version"], 1);
+        assert_eq!(body["accepts"][0]["network"], "base");
+        assert_eq!(body["accepts"][0]["maxAmountRequired"], "20000");
+        assert_eq!(body["accepts"][0]["resource"], "http://x/v1/notarize");
+        assert_eq!(body["accepts"][0]["outputSchema"], Value::Null);
         assert_eq!(c.display_price(), "0.02");
     }
 }

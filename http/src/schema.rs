@@ -770,7 +770,7 @@ pub struct PaymentRequired {
     pub error: String,
     /// The accepted payment requirements (scheme, network, asset, amount, payTo, …).
     #[schema(value_type = Vec<Object>)]
-    pub accepts: Vec<Value>,
+    pub accepts: Vec<vrs_chain::x402::RequirementsV1>,
     pub payment_methods: Vec<String>,
 }
 
