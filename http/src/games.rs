@@ -19,7 +19,7 @@ use vrs_store::GameRecord;
 /// Longest client_seed of a raw RNG request, in characters.
 const MAX_CLIENT_SEED: usize = 256;
 
-fn is_json(headers: &HeaderMap) -> bool {
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -279,8 +279,18 @@ fn instant_body(game: &GameRecord) -> schema::InstantBet {
 )]
 pub async fn rng_generate(
     AxState(state): AxState<State>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    // Even with no body: a write without this header is a CORS "simple request", which any
+    // web page could make its visitors' browsers send; with it, the browser asks first (a
+    // preflight), and this server allows no cross-origin writes.
+    if !is_json(&headers) {
+        return Err(ApiError::BadRequest(
+            "Content-Type must be application/json (the body is optional, the header is not)"
+                .into(),
+        ));
+    }
     let client_seed = parse_rng_body(&body).map_err(ApiError::BadRequest)?;
     let accepted = bets::request_rng(&*state.store, &state.acceptance, client_seed).await?;
     let epoch = accepted.epoch;
@@ -307,13 +317,13 @@ fn parse_rng_body(body: &[u8]) -> Result<Option<String>, String> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    // The body is optional and small: any content type is read as JSON (`curl -d` sends a
-    // form type by default), but it must parse.
-    let v: Option<serde_json::Map<String, Value>> =
-        serde_json::from_slice(body).map_err(|e| format!("body must be a JSON object: {e}"))?;
-    // `null` is no body, as null is an absent member in a bet (docs/GAMES.md §5).
-    let Some(v) = v else {
-        return Ok(None);
+    let v = vrs_protocol::unique_json::parse(body)
+        .map_err(|e| format!("body must be a JSON object: {e}"))?;
+    let v = match v {
+        // `null` is no body, as null is an absent member in a bet (docs/GAMES.md §5).
+        Value::Null => return Ok(None),
+        Value::Object(v) => v,
+        _ => return Err("body must be a JSON object".into()),
     };
     if let Some(k) = v.keys().find(|k| *k != "client_seed") {
         return Err(format!("unknown field `{k}`; expected `client_seed`"));

@@ -196,7 +196,7 @@ pub async fn receipt(
 }
 
 async fn parse_request(state: &State, body: &[u8]) -> Result<Request, ApiError> {
-    let value: Value = serde_json::from_slice(body)
+    let value = vrs_protocol::unique_json::parse(body)
         .map_err(|e| FieldError::new("body", format!("the body must be a JSON object: {e}")))?;
     let Value::Object(obj) = &value else {
         return Err(ApiError::BadField(FieldError::new(
@@ -465,6 +465,13 @@ pub async fn notarize(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    // A write without this header is a CORS "simple request" any web page could send.
+    if !super::games::is_json(&headers) {
+        return Err(ApiError::BadField(FieldError::new(
+            "Content-Type",
+            "Content-Type must be application/json",
+        )));
+    }
     let request = parse_request(&state, &body).await?;
     // Its spelling is checked with the body, before anyone is asked to pay.
     let key = idempotency_key(&headers)?;

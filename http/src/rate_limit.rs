@@ -11,7 +11,7 @@
 use crate::ApiError;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, Method, Response};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, Response};
 use axum::middleware::Next;
 use axum::response::IntoResponse;
 use std::collections::HashMap;
@@ -138,9 +138,28 @@ pub async fn limit_writes(
     };
     match limiter.check(client, Instant::now()) {
         Ok(()) => next.run(req).await,
-        Err(wait) => too_many(&limiter.config, wait),
+        Err(wait) => {
+            // Read the refused request's body before answering, so that the connection stays
+            // usable: answering with the body unread made the server drop a keep-alive
+            // connection the client was still writing to (a broken pipe on its next request).
+            // A body over the limit, or one that does not arrive in time, closes it instead.
+            let drained = tokio::time::timeout(
+                DRAIN_WITHIN,
+                axum::body::to_bytes(req.into_body(), super::BODY_LIMIT),
+            )
+            .await;
+            let mut res = too_many(&limiter.config, wait);
+            if !matches!(drained, Ok(Ok(_))) {
+                res.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            res
+        }
     }
 }
+
+/// How long a refused request's body may take to arrive before its connection is closed.
+const DRAIN_WITHIN: Duration = Duration::from_secs(5);
 
 fn too_many(config: &RateLimitConfig, wait: Duration) -> Response<Body> {
     ApiError::RateLimited {
@@ -155,7 +174,6 @@ fn too_many(config: &RateLimitConfig, wait: Duration) -> Response<Body> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
 
     fn limiter(per_second: f64, burst: u32) -> RateLimiter {
         RateLimiter::new(RateLimitConfig { per_second, burst }, None)

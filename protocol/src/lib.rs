@@ -16,4 +16,5 @@ pub mod report;
 pub mod schedule;
 pub mod sorted;
 pub mod timing;
+pub mod unique_json;
 pub mod verification;

@@ -13,6 +13,7 @@ use vrs_store::EpochStore;
 
 struct Api {
     router: axum::Router,
+    store: Arc<dyn vrs_store::Store>,
     _dir: tempfile::TempDir,
 }
 
@@ -23,9 +24,11 @@ async fn api() -> Api {
         .bootstrap("test512", 0, &crate::OPEN_ENDED)
         .await
         .unwrap();
-    let state = vrs_testkit::harness::app_state(Arc::new(store));
+    let store: Arc<dyn vrs_store::Store> = Arc::new(store);
+    let state = vrs_testkit::harness::app_state(Arc::clone(&store));
     Api {
         router: app(Arc::new(state)),
+        store,
         _dir: dir,
     }
 }
@@ -396,7 +399,7 @@ async fn oversized_bodies_are_413_json() {
 async fn raw_rng_bodies() {
     let api = api().await;
     let rng = "/api/v1/rng/generate";
-    let (s, v) = api.post_raw(rng, None, "").await;
+    let (s, v) = api.post_raw(rng, Some("application/json"), "").await;
     assert_eq!(s, StatusCode::ACCEPTED, "no body is fine: {v}");
     assert_eq!(
         v["poll_url"],
@@ -418,20 +421,78 @@ async fn raw_rng_bodies() {
     }
     let (s, _) = api.post_raw(rng, Some("application/json"), "{nope").await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
-    let (s, _) = api.post_raw(rng, Some("text/plain"), "hello").await;
-    assert_eq!(s, StatusCode::BAD_REQUEST, "not JSON");
     let (s, v) = api
         .post_raw(
             rng,
+            Some("application/json"),
+            r#"{"client_seed":"a","client_seed":"b"}"#,
+        )
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "a member named twice: {v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("duplicate member"),
+        "{v}"
+    );
+    // Without the JSON content type, a write is a CORS simple request any web page could make
+    // its visitors send: refused, with no body or a valid one alike.
+    for (ctype, body) in [
+        (None, ""),
+        (Some("text/plain"), r#"{"client_seed":"x"}"#),
+        (
             Some("application/x-www-form-urlencoded"),
             r#"{"client_seed":"x"}"#,
-        )
+        ),
+        (Some("multipart/form-data; boundary=x"), ""),
+    ] {
+        let (s, v) = api.post_raw(rng, ctype, body).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{ctype:?}: {v}");
+        assert!(v["error"].as_str().unwrap().contains("Content-Type"), "{v}");
+    }
+    let games = api.store.game_counts().await.unwrap().total;
+    assert_eq!(games, 3, "only the three accepted requests stored a game");
+}
+
+/// The notary takes JSON only (a CORS simple request cannot reach it), and a member named
+/// twice, at any depth, is refused rather than resolved to the last one.
+#[tokio::test]
+async fn notary_writes_need_json_with_unique_members() {
+    let api = api().await;
+    let hash = "ab".repeat(32);
+    let good = format!(r#"{{"schema":"sha256","payload_hash":"{hash}"}}"#);
+    for ctype in [
+        None,
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+    ] {
+        let (s, v) = api.post_raw("/v1/notarize", ctype, &good).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{ctype:?}: {v}");
+        assert_eq!(v["field"], "Content-Type", "{v}");
+    }
+    let (s, v) = api
+        .post_raw("/v1/notarize", Some("application/json"), &good)
         .await;
     assert_eq!(
         s,
-        StatusCode::ACCEPTED,
-        "a JSON body under curl's default type: {v}"
+        StatusCode::UNAUTHORIZED,
+        "a good body reaches payment: {v}"
     );
+    for body in [
+        format!(
+            r#"{{"schema":"sha256","payload_hash":"{}","payload_hash":"{hash}"}}"#,
+            "00".repeat(32)
+        ),
+        format!(r#"{{"schema":"sha256","payload_hash":"{hash}","metadata":{{"a":1,"a":2}}}}"#),
+    ] {
+        let (s, v) = api
+            .post_raw("/v1/notarize", Some("application/json"), &body)
+            .await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{body}: {v}");
+        assert_eq!(v["field"], "body", "{v}");
+        assert!(
+            v["error"].as_str().unwrap().contains("duplicate member"),
+            "{v}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -133,6 +133,84 @@ fn writes_beyond_the_client_rate_get_429_with_retry_after() {
     assert_eq!(stats["total_games"], json!(accepted.len() + 2), "{stats}");
 }
 
+/// One HTTP/1.1 response read off `stream`: status and body (by its Content-Length).
+fn read_response(stream: &mut TcpStream) -> (u16, String) {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = stream.read(&mut buf).expect("a response");
+        assert!(
+            n > 0,
+            "closed before a response: {:?}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&got[..head_end]).to_lowercase();
+    let status: u16 = head[9..12].parse().unwrap();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map_or(0, |v| v.trim().parse().unwrap());
+    while got.len() < head_end + length {
+        let n = stream.read(&mut buf).expect("the body");
+        assert!(n > 0, "closed inside a body");
+        got.extend_from_slice(&buf[..n]);
+    }
+    (
+        status,
+        String::from_utf8_lossy(&got[head_end..head_end + length]).into_owned(),
+    )
+}
+
+/// A client that honours Retry-After on a keep-alive connection sees only clean answers: the
+/// 429 reads the refused request's body, so the connection carries the next request.
+#[test]
+fn a_429_leaves_a_keep_alive_connection_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [FAST, &["--rate-limit", "1", "--rate-limit-burst", "1"]].concat();
+    let server = Server::start(dir.path(), &args);
+    let mut stream = TcpStream::connect(host_port(&server)).unwrap();
+    // A body that arrives after its headers, as a large or slow client's does: the 429 is
+    // decided before the body is there.
+    let seed = "s".repeat(200);
+    let body = format!(r#"{{"client_seed":"{seed}"}}"#);
+    let head = format!(
+        "POST /api/v1/rng/generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let mut statuses = Vec::new();
+    for round in 0..3 {
+        for _ in 0..2 {
+            stream.write_all(head.as_bytes()).unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            stream.write_all(body.as_bytes()).unwrap();
+            let (status, answer) = read_response(&mut stream);
+            assert!(status == 202 || status == 429, "{status}: {answer}");
+            statuses.push(status);
+        }
+        if round < 2 {
+            std::thread::sleep(Duration::from_millis(1100));
+        }
+    }
+    assert!(
+        statuses.contains(&429),
+        "the limit was reached: {statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 202).count(),
+        3,
+        "one write per second came through on the same connection: {statuses:?}"
+    );
+}
+
 #[test]
 fn a_slow_client_cannot_hold_a_connection() {
     let dir = tempfile::tempdir().unwrap();
