@@ -128,6 +128,16 @@ fn answer(
     res
 }
 
+/// At most 64 characters of what the client sent, for echoing it back: an answer stays small
+/// whatever the request held.
+fn echo(text: &str) -> String {
+    const MAX: usize = 64;
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
 fn message(error: impl Into<String>) -> ErrorBody {
     ErrorBody {
         error: error.into(),
@@ -202,14 +212,17 @@ impl IntoResponse for ApiError {
                     allowed,
                 },
             ),
-            Self::NoSuchEndpoint(path) => answer(
-                S::NOT_FOUND,
-                none(),
-                NoSuchEndpoint {
-                    error: format!("no such endpoint: {path}"),
-                    docs: "/docs".into(),
-                },
-            ),
+            Self::NoSuchEndpoint(path) => {
+                let path = echo(&path);
+                answer(
+                    S::NOT_FOUND,
+                    none(),
+                    NoSuchEndpoint {
+                        error: format!("no such endpoint: {path}"),
+                        docs: "/docs".into(),
+                    },
+                )
+            }
             Self::Status(status) => answer(
                 status,
                 none(),
@@ -234,37 +247,46 @@ impl IntoResponse for ApiError {
                 },
             ),
             Self::NotFound(m) => answer(S::NOT_FOUND, none(), message(m)),
-            Self::GameNotFound(id) => answer(
-                S::NOT_FOUND,
-                none(),
-                GameNotFound {
-                    error: format!("game {id} not found"),
-                    game_id: id,
-                },
-            ),
-            Self::VerifyNotFound(id) => answer(
-                S::NOT_FOUND,
-                none(),
-                VerifyNotFound {
-                    verified: false,
-                    error: format!("game {id} not found"),
-                    game_id: id,
-                },
-            ),
+            Self::GameNotFound(id) => {
+                let id = echo(&id);
+                answer(
+                    S::NOT_FOUND,
+                    none(),
+                    GameNotFound {
+                        error: format!("game {id} not found"),
+                        game_id: id,
+                    },
+                )
+            }
+            Self::VerifyNotFound(id) => {
+                let id = echo(&id);
+                answer(
+                    S::NOT_FOUND,
+                    none(),
+                    VerifyNotFound {
+                        verified: false,
+                        error: format!("game {id} not found"),
+                        game_id: id,
+                    },
+                )
+            }
             // 404, not 400: the body is well formed, the game it names does not exist.
             Self::NotarizedGameNotFound(id) => answer(
                 S::NOT_FOUND,
                 none(),
-                field(format!("game {id} not found"), "metadata.game_id"),
+                field(format!("game {} not found", echo(&id)), "metadata.game_id"),
             ),
-            Self::ReceiptNotFound(id) => answer(
-                S::NOT_FOUND,
-                none(),
-                ReceiptNotFound {
-                    error: format!("receipt {id} not found"),
-                    receipt_id: id,
-                },
-            ),
+            Self::ReceiptNotFound(id) => {
+                let id = echo(&id);
+                answer(
+                    S::NOT_FOUND,
+                    none(),
+                    ReceiptNotFound {
+                        error: format!("receipt {id} not found"),
+                        receipt_id: id,
+                    },
+                )
+            }
             Self::Unauthorized { message: m, code } => answer(
                 S::UNAUTHORIZED,
                 vec![(

@@ -3,8 +3,9 @@
 use super::schema::AcceptanceDoc;
 use super::{schema, ApiError, State};
 use axum::body::Bytes;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State as AxState};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::Value;
@@ -25,6 +26,16 @@ pub(crate) fn is_json(headers: &HeaderMap) -> bool {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The id a game path names: a segment that does not decode (invalid UTF-8 after its percent
+/// escapes) names no game, so it gets the same 404 as any unknown id, echoing the segment as
+/// it was sent.
+fn requested_id(decoded: Result<Path<String>, PathRejection>, uri: &Uri) -> String {
+    match decoded {
+        Ok(Path(id)) => id,
+        Err(_) => uri.path().rsplit('/').next().unwrap_or_default().to_owned(),
+    }
 }
 
 /// A game id as the API hands them out: 32 lowercase hex digits.
@@ -359,8 +370,10 @@ fn parse_rng_body(body: &[u8]) -> Result<Option<String>, String> {
 )]
 pub async fn game_result(
     AxState(state): AxState<State>,
-    Path(game_id): Path<String>,
+    game_id: Result<Path<String>, PathRejection>,
+    uri: Uri,
 ) -> Result<Response, ApiError> {
+    let game_id = requested_id(game_id, &uri);
     if !is_game_id(&game_id) {
         return Err(ApiError::GameNotFound(game_id));
     }
@@ -399,8 +412,10 @@ pub async fn game_result(
 )]
 pub async fn verify(
     AxState(state): AxState<State>,
-    Path(game_id): Path<String>,
+    game_id: Result<Path<String>, PathRejection>,
+    uri: Uri,
 ) -> Result<Response, ApiError> {
+    let game_id = requested_id(game_id, &uri);
     if !is_game_id(&game_id) {
         return Err(ApiError::VerifyNotFound(game_id));
     }

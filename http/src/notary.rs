@@ -347,11 +347,10 @@ async fn identify(state: &State, headers: &HeaderMap) -> Result<Payer, ApiError>
         };
         return match keys::authenticate(state.store.as_ref(), key).await? {
             Ok(k) => Ok(Payer::Key(k)),
-            Err(keys::KeyRefused::Revoked) => Err(unauthorized(
-                "this API key has been revoked",
-                "invalid_token",
-            )),
-            Err(keys::KeyRefused::Unknown) => Err(unauthorized("unknown API key", "invalid_token")),
+            // One answer for both, so that a key's state cannot be probed.
+            Err(keys::KeyRefused::Revoked | keys::KeyRefused::Unknown) => {
+                Err(unauthorized("unknown or revoked API key", "invalid_token"))
+            }
         };
     }
     let v2 = headers

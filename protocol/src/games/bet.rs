@@ -378,7 +378,22 @@ fn string_field(fields: &Fields, name: &str, max: usize) -> Result<Option<String
             "{name} must be a string of at most {max} characters"
         ))
     };
-    let value: String = serde_json::from_str(text).map_err(|_| wrong())?;
+    let value: String = serde_json::from_str(text).map_err(|e| {
+        // A string whose escapes are not Unicode (a lone surrogate, \ud800) is a string, but
+        // not one any store can hold: say so rather than "not a string".
+        // (serde_json reports it as a surrogate error or as a hex escape that ends early; the
+        // body already parsed as JSON, so no other escape error reaches this point.)
+        let message = e.to_string();
+        if text.starts_with('"')
+            && (message.contains("surrogate") || message.contains("hex escape"))
+        {
+            BetError::new(format!(
+                "{name} must be valid Unicode: it holds an unpaired surrogate escape"
+            ))
+        } else {
+            wrong()
+        }
+    })?;
     if value.contains('\0') {
         // PostgreSQL text cannot hold NUL; refusing it keeps both stores alike.
         return Err(BetError::new(format!(
@@ -1127,6 +1142,11 @@ mod tests {
             Game::Dice,
             r#"{"bet_type":"odd","player_seed":"a\u0000b"}"#,
             "player_seed must not contain U+0000 (NUL)",
+        );
+        err(
+            Game::Dice,
+            r#"{"bet_type":"odd","player_seed":"a\ud800b"}"#,
+            "must be valid Unicode: it holds an unpaired surrogate escape",
         );
         let seed256 = "🎲".repeat(256);
         let bet = ok(

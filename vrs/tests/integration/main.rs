@@ -15,6 +15,7 @@ mod docs_verifier;
 mod durability;
 mod evm;
 mod fuzz;
+mod hostile;
 mod http_errors;
 mod independent;
 mod limits;
