@@ -274,7 +274,8 @@ fn instant_body(game: &GameRecord) -> schema::InstantBet {
 /// Request a raw verifiable random value
 ///
 /// No game: rngValue = HMAC-SHA256(y_e, game_id ‖ client_seed) once the next epoch resolves.
-/// The body is optional.
+/// `Content-Type: application/json` is required, with or without a body: this document asks
+/// for a body (`{}` for no seed), and the service also takes an empty body or `null`.
 #[utoipa::path(
     post,
     path = "/api/v1/rng/generate",
@@ -283,7 +284,7 @@ fn instant_body(game: &GameRecord) -> schema::InstantBet {
         example = json!({"client_seed": "my seed"})),
     responses(
         (status = 202, description = "Accepted into the open epoch (interface 2.12)", body = schema::RngAccepted),
-        (status = 400, description = "The body is not a JSON object with an optional client_seed", body = schema::ErrorBody),
+        (status = 400, description = "The body is not a JSON object with an optional client_seed, or the Content-Type is not application/json", body = schema::ErrorBody),
         (status = 413, description = "Body over 16 KiB", body = schema::ErrorBody),
         (status = 503, description = "The database is unavailable", body = schema::ErrorBody),
     )

@@ -117,8 +117,25 @@ pub fn notary_routes() -> OpenApiRouter<State> {
 /// The randomness API's document, built once.
 pub fn randomness() -> &'static Document {
     static DOC: LazyLock<Document> =
-        LazyLock::new(|| with_guard_answers(randomness_routes().into_openapi()));
+        LazyLock::new(|| rng_body_required(with_guard_answers(randomness_routes().into_openapi())));
     &DOC
+}
+
+/// A raw RNG request needs `Content-Type: application/json` even without a body (a write
+/// without it is a CORS simple request), which OpenAPI can only say by requiring the body:
+/// the document asks for one (an object, or null for no seed), and the service also takes an
+/// empty body with that header.
+fn rng_body_required(mut doc: Document) -> Document {
+    let body = doc
+        .paths
+        .paths
+        .get_mut("/api/v1/rng/generate")
+        .and_then(|item| item.post.as_mut())
+        .and_then(|op| op.request_body.as_mut());
+    if let Some(body) = body {
+        body.required = Some(utoipa::openapi::Required::True);
+    }
+    doc
 }
 
 /// The notary's document, built once.
