@@ -85,6 +85,11 @@ pub struct AppState {
     pub entropy: entropy_cache::EntropyCache,
     /// Signs every acceptance this process gives (docs/PROTOCOL.md §11).
     pub acceptance: Arc<vrs_protocol::acceptance::AcceptanceSigner>,
+    /// The base URL clients reach this service at (`--public-url`): receipt URLs and the x402
+    /// resource are built on it. `None`: from each request's `Host`.
+    pub public_url: Option<String>,
+    /// A reverse proxy is declared (`--client-ip-header`): its `X-Forwarded-Proto` is believed.
+    pub behind_proxy: bool,
 }
 
 impl AppState {

@@ -50,8 +50,13 @@ fn json_answer(
     res
 }
 
-/// The notary's base URL as this request reached it (receipt URLs are absolute).
-fn base_url(headers: &HeaderMap) -> String {
+/// The notary's base URL (receipt URLs are absolute): `--public-url` when configured, else
+/// the `Host` this request came with, and `X-Forwarded-Proto` only from a declared proxy: a
+/// client must not be able to write another site into a receipt or a payment's resource.
+fn base_url(state: &State, headers: &HeaderMap) -> String {
+    if let Some(url) = &state.public_url {
+        return url.clone();
+    }
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
@@ -60,10 +65,11 @@ fn base_url(headers: &HeaderMap) -> String {
                 && h.bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
         });
-    let scheme = match headers
+    let forwarded = headers
         .get("x-forwarded-proto")
         .and_then(|h| h.to_str().ok())
-    {
+        .filter(|_| state.behind_proxy);
+    let scheme = match forwarded {
         Some("https") => "https",
         _ => "http",
     };
@@ -190,8 +196,13 @@ pub async fn receipt(
     let Some(r) = state.store.receipt(&id).await? else {
         return Err(ApiError::ReceiptNotFound(id));
     };
-    let view =
-        receipt::full_view(state.store.as_ref(), &state.anchor, &r, &base_url(&headers)).await?;
+    let view = receipt::full_view(
+        state.store.as_ref(),
+        &state.anchor,
+        &r,
+        &base_url(&state, &headers),
+    )
+    .await?;
     Ok(Json(Sorted(view)).into_response())
 }
 
@@ -314,7 +325,7 @@ fn payment_required(
             "invalid_request",
         );
     };
-    let resource = format!("{}/v1/notarize", base_url(headers));
+    let resource = format!("{}/v1/notarize", base_url(state, headers));
     let (requirements, v1) = x402::payment_required(&x.config, &resource, reason);
     ApiError::PaymentRequired {
         body: Box::new(doc::PaymentRequired {
@@ -478,7 +489,7 @@ pub async fn notarize(
     let done = notarize::notarize(
         Arc::clone(&state.store),
         Arc::clone(&state.notary),
-        base_url(&headers),
+        base_url(&state, &headers),
         request,
         payer,
         key,

@@ -75,6 +75,8 @@ pub fn app_state(store: Arc<dyn Store>) -> AppState {
         notary_separate: false,
         entropy: Default::default(),
         acceptance: Arc::new(vrs_protocol::acceptance::AcceptanceSigner::generate()),
+        public_url: None,
+        behind_proxy: false,
     }
 }
 

@@ -203,6 +203,12 @@ pub struct ServeConfig {
     /// proxy, or clients can pick their own address.
     #[arg(long, env = "VRS_CLIENT_IP_HEADER", value_parser = parse_header_name)]
     pub client_ip_header: Option<axum::http::HeaderName>,
+    /// The base URL clients reach this service at, e.g. https://vrs.example.com: notary
+    /// receipt URLs and the x402 payment resource are built on it. Without it they come from
+    /// each request's Host header (and X-Forwarded-Proto, believed only with
+    /// --client-ip-header), which a client controls.
+    #[arg(long, env = "VRS_PUBLIC_URL", value_parser = parse_public_url)]
+    pub public_url: Option<String>,
     /// Seconds a client gets to send a request's headers; also how long an idle keep-alive
     /// connection stays open.
     #[arg(long, env = "VRS_HEADER_TIMEOUT", default_value = "10", value_parser = parse_seconds)]
@@ -256,6 +262,25 @@ fn parse_seconds(s: &str) -> Result<Duration, String> {
 fn parse_header_name(s: &str) -> Result<axum::http::HeaderName, String> {
     axum::http::HeaderName::from_bytes(s.trim().as_bytes())
         .map_err(|_| format!("{s:?} is not an HTTP header name"))
+}
+
+fn parse_public_url(s: &str) -> Result<String, String> {
+    let url = s.trim().trim_end_matches('/');
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or_else(|| format!("{s:?} is not an http:// or https:// URL"))?;
+    let host = rest.split('/').next().unwrap_or_default();
+    if host.is_empty()
+        || !rest
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".-:[]/_~%".contains(&b))
+    {
+        return Err(format!(
+            "{s:?} is not a base URL (scheme, host, optional port and path)"
+        ));
+    }
+    Ok(url.to_owned())
 }
 
 fn parse_amount(s: &str) -> Result<Amount, String> {

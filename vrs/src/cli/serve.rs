@@ -298,6 +298,8 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         notary_separate: notary_listener.is_some(),
         entropy: Default::default(),
         acceptance,
+        public_url: config.public_url.clone(),
+        behind_proxy: config.client_ip_header.is_some(),
     });
     let (quit_tx, quit_rx) = watch::channel(false);
     tokio::spawn(stop_on_signals(quit_tx));

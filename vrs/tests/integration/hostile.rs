@@ -142,3 +142,83 @@ fn revoked_and_unknown_keys_look_alike() {
     }
     assert_eq!(answers[0], answers[1]);
 }
+
+/// POSTs a notarization over a raw connection with the `Host` and extra headers given; returns
+/// the answer's JSON body.
+fn notarize_as(server: &Server, key: &str, host: &str, extra: &str) -> serde_json::Value {
+    let body = format!(
+        r#"{{"schema":"sha256","payload_hash":"{}"}}"#,
+        "cd".repeat(32)
+    );
+    let mut stream = TcpStream::connect(host_port(server)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /v1/notarize HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Authorization: Bearer {key}\r\n{extra}Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
+    let json = answer.split("\r\n\r\n").nth(1).unwrap();
+    serde_json::from_str(json).unwrap()
+}
+
+/// A client cannot write another site into its receipt: with `--public-url` the receipt URL
+/// is built on it whatever the Host; without it, X-Forwarded-Proto is believed only from a
+/// declared proxy.
+#[test]
+fn a_client_cannot_choose_its_receipt_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, _) = create_key(dir.path(), "hostile");
+    let public = [FAST, &["--public-url", "https://vrs.example.com/"]].concat();
+    let server = Server::start(dir.path(), &public);
+    let r = notarize_as(&server, &key, "evil.example", "X-Forwarded-Proto: http\r\n");
+    let id = r["receipt_id"].as_str().unwrap();
+    assert_eq!(
+        r["receipt_url"],
+        format!("https://vrs.example.com/v1/notarize/{id}")
+    );
+    drop(server);
+
+    let server = Server::start(dir.path(), FAST);
+    let r = notarize_as(
+        &server,
+        &key,
+        "vrs.local:8080",
+        "X-Forwarded-Proto: https\r\n",
+    );
+    assert!(
+        r["receipt_url"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://vrs.local:8080/v1/notarize/"),
+        "no proxy declared, so no https from a header: {r}"
+    );
+    drop(server);
+
+    let proxied = [FAST, &["--client-ip-header", "X-Forwarded-For"]].concat();
+    let server = Server::start(dir.path(), &proxied);
+    let r = notarize_as(&server, &key, "vrs.local", "X-Forwarded-Proto: https\r\n");
+    assert!(
+        r["receipt_url"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://vrs.local/v1/notarize/"),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_public_url_that_is_not_one_is_refused() {
+    for bad in ["vrs.example.com", "ftp://x", "https://", "https://a b"] {
+        let out = crate::vrs(&["serve", "--public-url", bad, "--addr", "127.0.0.1:0"], "");
+        assert!(!out.status.success(), "{bad} was taken");
+        let text = crate::output_text(&out);
+        assert!(text.contains("--public-url"), "{bad}: {text}");
+    }
+}
