@@ -173,7 +173,9 @@ async fn place_bet(
     })?;
     // The path depends on the request only (and the operator's default), never on an
     // outcome (docs/PROTOCOL.md §15).
-    let instant = bet.instant.unwrap_or(state.pool.instant_default);
+    let wanted = bet.instant.unwrap_or(state.pool.instant_default);
+    let over_budget = wanted && !state.instant_budget.try_take(std::time::Instant::now());
+    let instant = wanted && !over_budget;
     let accepted = match bets::place(&*state.store, &state.acceptance, game, bet, instant).await? {
         Placement::Instant(served) => {
             return Ok((StatusCode::OK, Json(Sorted(instant_body(&served)))).into_response())
@@ -194,7 +196,13 @@ async fn place_bet(
     let class_group = state
         .modulus
         .starts_with(vrs_engine::classgroup::epoch::GROUP_PREFIX);
-    let message = if instant && class_group {
+    let message = if over_budget {
+        format!(
+            "This service serves at most {} instant bets per second and that budget is spent, \
+             so the bet took the epoch path: accepted into epoch {epoch}; {wait}",
+            state.instant_budget.per_second()
+        )
+    } else if instant && class_group {
         format!(
             "Instant bets need an RSA group and this server runs {}, so the bet took the epoch \
              path: accepted into epoch {epoch}; {wait}",
@@ -215,7 +223,7 @@ async fn place_bet(
         game_id,
         resolves_at_epoch: epoch,
         message,
-        pool_served: instant.then_some(false),
+        pool_served: wanted.then_some(false),
         acceptance,
     };
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())

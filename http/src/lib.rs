@@ -90,6 +90,8 @@ pub struct AppState {
     pub public_url: Option<String>,
     /// A reverse proxy is declared (`--client-ip-header`): its `X-Forwarded-Proto` is believed.
     pub behind_proxy: bool,
+    /// How many instant bets per second may take pool entries (`--instant-rate`).
+    pub instant_budget: Arc<vrs_service::pool::InstantBudget>,
 }
 
 impl AppState {

@@ -50,6 +50,57 @@ impl PoolConfig {
     }
 }
 
+/// The service-wide budget of instant bets (`--instant-rate`): a token bucket of `per_second`
+/// entries refilled continuously, holding at most one second's worth. A bet that finds it
+/// empty takes the epoch path: it is accepted as ever and resolves with the next epoch, so a
+/// few addresses cannot drain the reserve however fast they post.
+#[derive(Debug)]
+pub struct InstantBudget {
+    per_second: u64,
+    tokens: std::sync::Mutex<(f64, Instant)>,
+}
+
+impl InstantBudget {
+    /// `per_second` 0: no budget (every instant bet may take an entry while there is one).
+    pub fn new(per_second: u64) -> Self {
+        Self {
+            per_second,
+            tokens: std::sync::Mutex::new((per_second as f64, Instant::now())),
+        }
+    }
+
+    /// The configured rate (0: unlimited).
+    pub fn per_second(&self) -> u64 {
+        self.per_second
+    }
+
+    /// Takes one entry's allowance at `now`; false when the budget is spent.
+    pub fn try_take(&self, now: Instant) -> bool {
+        if self.per_second == 0 {
+            return true;
+        }
+        let Ok(mut t) = self.tokens.lock() else {
+            return false;
+        };
+        let rate = self.per_second as f64;
+        let refilled = now.saturating_duration_since(t.1).as_secs_f64() * rate;
+        t.0 = (t.0 + refilled).min(rate);
+        t.1 = now;
+        if t.0 >= 1.0 {
+            t.0 -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+impl Default for InstantBudget {
+    fn default() -> Self {
+        Self::new(0)
+    }
+}
+
 /// What the generator reports to `/api/v1/stats`.
 #[derive(Debug, Default)]
 pub struct PoolStatus {
@@ -233,5 +284,35 @@ impl Generator {
         .await
         .context("the pool generator's task failed")?
         .map_err(anyhow::Error::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_instant_budget_holds_one_second_and_refills_at_its_rate() {
+        let b = InstantBudget::new(4);
+        let t0 = Instant::now();
+        let taken = (0..10).filter(|_| b.try_take(t0)).count();
+        assert_eq!(taken, 4, "one second's worth at once");
+        assert!(
+            !b.try_take(t0 + Duration::from_millis(200)),
+            "0.8 of an entry"
+        );
+        assert!(
+            b.try_take(t0 + Duration::from_millis(250)),
+            "one entry after 1/4 s"
+        );
+        let later = t0 + Duration::from_secs(60);
+        assert_eq!(
+            (0..10).filter(|_| b.try_take(later)).count(),
+            4,
+            "never more"
+        );
+        let unlimited = InstantBudget::default();
+        assert!((0..1000).all(|_| unlimited.try_take(t0)));
     }
 }

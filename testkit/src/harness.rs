@@ -77,6 +77,7 @@ pub fn app_state(store: Arc<dyn Store>) -> AppState {
         acceptance: Arc::new(vrs_protocol::acceptance::AcceptanceSigner::generate()),
         public_url: None,
         behind_proxy: false,
+        instant_budget: Default::default(),
     }
 }
 

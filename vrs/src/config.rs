@@ -94,6 +94,11 @@ pub struct ServeConfig {
     /// Most pool entries generated per second (0: as fast as the threads go).
     #[arg(long, env = "VRS_POOL_REFILL_RATE", default_value_t = 0)]
     pub pool_refill_rate: u64,
+    /// Most instant bets per second, service-wide, that take a pool entry (0: no limit);
+    /// beyond it an instant bet takes the epoch path (accepted, resolved with the next epoch),
+    /// so a few clients cannot drain the reserve.
+    #[arg(long, env = "VRS_INSTANT_RATE", default_value_t = 0)]
+    pub instant_rate: u64,
     /// File holding the Ed25519 key that signs every acceptance (64 hex digits, a 32-byte
     /// RFC 8032 seed); VRS_SIGNING_KEY (the same 64 hex digits) takes precedence. Default:
     /// <data-dir>/acceptance.key, created on first start. Replicas sharing one PostgreSQL may

@@ -300,6 +300,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         acceptance,
         public_url: config.public_url.clone(),
         behind_proxy: config.client_ip_header.is_some(),
+        instant_budget: Arc::new(vrs_service::pool::InstantBudget::new(config.instant_rate)),
     });
     let (quit_tx, quit_rx) = watch::channel(false);
     tokio::spawn(stop_on_signals(quit_tx));

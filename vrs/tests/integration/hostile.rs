@@ -222,3 +222,52 @@ fn a_public_url_that_is_not_one_is_refused() {
         assert!(text.contains("--public-url"), "{bad}: {text}");
     }
 }
+
+/// `--instant-rate` holds however fast bets come: beyond it an instant bet takes the epoch
+/// path (202, accepted) instead of an entry, so a flood cannot drain the reserve.
+#[test]
+fn the_instant_budget_holds_against_a_flood() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = [
+        crate::server::fast_with_small_pool(),
+        vec!["--instant-rate", "2"],
+    ]
+    .concat();
+    let server = Server::start(dir.path(), &flags);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while server.get("/api/v1/stats").1["pool"]["depth"].as_u64() < Some(12) {
+        assert!(Instant::now() < deadline, "the pool never filled");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let started = Instant::now();
+    let mut served = 0;
+    let mut deferred = 0;
+    for _ in 0..12 {
+        let (status, body) = server.post(
+            "/api/v1/games/dice/bet",
+            &serde_json::json!({"bet_type": "odd", "instant": true}),
+        );
+        match status {
+            200 => served += 1,
+            202 => {
+                deferred += 1;
+                assert!(
+                    body["message"]
+                        .as_str()
+                        .unwrap()
+                        .contains("instant bets per second"),
+                    "{body}"
+                );
+                assert_eq!(body["pool_served"], false);
+            }
+            other => panic!("{other}: {body}"),
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let allowed = 2 + (2.0 * secs).floor() as u32;
+    assert!(
+        served <= allowed && served >= 2,
+        "{served} served in {secs:.2} s (budget allows {allowed})"
+    );
+    assert_eq!(served + deferred, 12);
+}
