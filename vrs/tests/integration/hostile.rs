@@ -271,3 +271,66 @@ fn the_instant_budget_holds_against_a_flood() {
     );
     assert_eq!(served + deferred, 12);
 }
+
+/// Past the HTTP parser's own limits (a URI over 65 534 bytes, more than 100 headers) hyper
+/// refuses the request before any service code runs, with a bare 414 or 431 (no JSON: it has
+/// no hook for a body; docs/OPERATIONS.md says so), and the service goes on serving.
+#[test]
+fn requests_past_the_parser_limits_are_refused_and_nothing_else_is_hurt() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), FAST);
+    let status_of = |request: String| {
+        let mut stream = TcpStream::connect(host_port(&server)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        // The server may close before reading all of it: only its answer matters.
+        let _ = stream.write_all(request.as_bytes());
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        String::from_utf8_lossy(&answer)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let long = format!(
+        "GET /api/v1/verify/{} HTTP/1.1\r\nHost: x\r\n\r\n",
+        "a".repeat(70_000)
+    );
+    assert!(status_of(long).starts_with("HTTP/1.1 414"));
+    let many: String = (0..150).map(|i| format!("X-H{i}: v\r\n")).collect();
+    let crowded = format!("GET /health HTTP/1.1\r\nHost: x\r\n{many}\r\n");
+    assert!(status_of(crowded).starts_with("HTTP/1.1 431"));
+    let (status, body) = server.get("/health");
+    assert_eq!(status, 200, "{body}");
+}
+
+/// What held in the red-team pass, kept: traversal, SQL metacharacters and NUL in ids get a
+/// JSON 404, and the service goes on.
+#[test]
+fn traversal_and_sql_in_ids_are_unknown_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), FAST);
+    for id in [
+        "..%2F..%2Fetc%2Fpasswd",
+        "%27%20OR%201%3D1%20--",
+        "%22%3B%20DROP%20TABLE%20games%3B%20--",
+        "abc%00def",
+        "%2e%2e",
+    ] {
+        for path in [
+            format!("/api/v1/verify/{id}"),
+            format!("/api/v1/games/{id}"),
+            format!("/v1/notarize/{id}"),
+        ] {
+            let (status, body) = server.get(&path);
+            // (A client library may resolve `%2e%2e` before sending: then no endpoint has
+            // the path, which is a 404 of its own.)
+            assert_eq!(status, 404, "{path}: {body}");
+            assert!(body["error"].is_string(), "{path}: {body}");
+        }
+    }
+    let (status, stats) = server.get("/api/v1/stats");
+    assert_eq!(status, 200, "{stats}");
+}
