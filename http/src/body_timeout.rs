@@ -6,7 +6,7 @@
 use super::{ApiError, BODY_LIMIT};
 use axum::body::{Body, HttpBody as _};
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, Response};
+use axum::http::{header, Response};
 use axum::middleware::Next;
 use axum::response::IntoResponse;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -42,15 +42,7 @@ pub async fn read_body_within(
         Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
             ApiError::BodyTooLarge(BODY_LIMIT).into_response()
         }
-        Ok(Err(e)) => {
-            let mut res = ApiError::BadRequest(format!("the request body could not be read: {e}"))
-                .into_response();
-            // The rest of what the client sent is unread: this connection cannot carry
-            // another request.
-            res.headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
-            res
-        }
+        Ok(Err(e)) => ApiError::BodyUnreadable(e.to_string()).into_response(),
         Err(_) => ApiError::BodyTimeout(limit).into_response(),
     }
 }

@@ -25,6 +25,8 @@ pub enum ApiError {
     BodyTooLarge(usize),
     /// The request body did not arrive within the limit.
     BodyTimeout(std::time::Duration),
+    /// The request body could not be read (the connection broke off, or it is malformed).
+    BodyUnreadable(String),
     /// Too many write requests from one client; retry after `retry_after` seconds.
     RateLimited {
         per_second: f64,
@@ -177,6 +179,11 @@ impl IntoResponse for ApiError {
                 message(format!(
                     "request body too large; the limit is {limit} bytes"
                 )),
+            ),
+            Self::BodyUnreadable(why) => answer(
+                S::BAD_REQUEST,
+                vec![(header::CONNECTION, "close".into())],
+                message(format!("the request body could not be read: {why}")),
             ),
             Self::BodyTimeout(limit) => answer(
                 S::REQUEST_TIMEOUT,
