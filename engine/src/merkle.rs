@@ -54,6 +54,70 @@ pub fn root(leaves: &[Hash]) -> Hash {
     }
 }
 
+/// A whole tree kept level by level, for many audit paths of one tree: [`audit_path`] hashes
+/// the tree again for each path, [`Tree::path`] only reads it. An RFC 6962 tree is the same
+/// as pairing each level left to right and carrying an odd last node up unchanged, which is
+/// how the levels are built.
+#[derive(Clone, Debug)]
+pub struct Tree {
+    /// `levels[0]` holds the leaf hashes, the last level the root alone (none when empty).
+    levels: Vec<Vec<Hash>>,
+}
+
+impl Tree {
+    pub fn new(leaves: Vec<Hash>) -> Self {
+        let mut levels = vec![leaves];
+        while let Some(below) = levels.last().filter(|l| l.len() > 1) {
+            let above = below
+                .chunks(2)
+                .map(|pair| match pair {
+                    [left, right, ..] => node_hash(left, right),
+                    [carried, ..] => *carried,
+                    [] => empty_root(), // chunks are never empty
+                })
+                .collect();
+            levels.push(above);
+        }
+        Self { levels }
+    }
+
+    pub fn leaves(&self) -> &[Hash] {
+        &self.levels[0]
+    }
+
+    pub fn len(&self) -> usize {
+        self.levels[0].len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.levels[0].is_empty()
+    }
+
+    /// MTH, the same as [`root`] over the leaves.
+    pub fn root(&self) -> Hash {
+        match self.levels.last().and_then(|top| top.first()) {
+            Some(top) if !self.is_empty() => *top,
+            _ => empty_root(),
+        }
+    }
+
+    /// The same as [`audit_path`] over the leaves.
+    pub fn path(&self, index: usize) -> Option<Vec<Hash>> {
+        if index >= self.len() {
+            return None;
+        }
+        let mut i = index;
+        let mut path = Vec::new();
+        for level in &self.levels[..self.levels.len() - 1] {
+            if let Some(sibling) = level.get(i ^ 1) {
+                path.push(*sibling);
+            }
+            i >>= 1;
+        }
+        Some(path)
+    }
+}
+
 /// The audit path of leaf `index` (RFC 6962 §2.1.1), nearest sibling first; `None` when
 /// `index` is out of range.
 pub fn audit_path(leaves: &[Hash], index: usize) -> Option<Vec<Hash>> {
@@ -138,6 +202,18 @@ mod tests {
         assert_eq!(audit_path(&l, 3).unwrap(), vec![l[2], a, right]);
         // PATH(d6, D[7]) = [c(4,5 node), k].
         assert_eq!(audit_path(&l, 6).unwrap(), vec![c, k]);
+    }
+
+    #[test]
+    fn a_kept_tree_gives_the_same_root_and_paths() {
+        for n in 0..70 {
+            let hashes = leaves(n);
+            let tree = Tree::new(hashes.clone());
+            assert_eq!(tree.root(), root(&hashes), "n = {n}");
+            for i in 0..=n {
+                assert_eq!(tree.path(i), audit_path(&hashes, i), "n = {n}, i = {i}");
+            }
+        }
     }
 
     #[test]
