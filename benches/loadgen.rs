@@ -27,7 +27,8 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// HTTP/1.1 load generator for vrs durable bets, closed-loop or at a fixed rate.
 ///
 /// Opens --connections keep-alive connections, spread round-robin over the --url values, and
-/// on each one sends POST --path with --body. Closed loop (default): back to back, the next
+/// on each one sends POST --path with --body (or, with --get-paths, GETs of a list of paths,
+/// for read load). Closed loop (default): back to back, the next
 /// request leaves as soon as the previous response has been read in full. Open loop (--rate):
 /// request i (of all connections together) is due i/R seconds after the start, on connection
 /// i mod --connections; a connection still busy when its next request is due sends it as
@@ -35,7 +36,7 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// first --warmup seconds are discarded (open loop: of requests due in them); the next
 /// --duration seconds are measured. Closed loop: requests still in flight at the end are
 /// abandoned. Open loop: requests due before the end get --drain more seconds to be answered.
-/// Only status 202 (the bet is stored) counts as accepted; other statuses and I/O errors are
+/// Only status 202 (the bet is stored; --accept-status to change) counts as accepted; other statuses and I/O errors are
 /// counted apart. Latency is measured per accepted request, from writing the request (open
 /// loop: from when it was due) to reading the last byte of the response. Exits with status 1
 /// if no request was accepted during the measured window.
@@ -66,6 +67,12 @@ struct Args {
     /// Request path, appended to each URL.
     #[arg(long, value_name = "PATH", default_value = "/api/v1/games/dice/bet")]
     path: String,
+    /// Send GET requests instead of POST --body, to the paths listed in FILE (one per line,
+    /// each appended to the URL): request k of connection i reads line (i + k × connections)
+    /// mod the number of lines, so the connections walk the list together. For read load,
+    /// e.g. `GET /api/v1/verify/{id}` over many games; give --accept-status 200.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["path", "body"])]
+    get_paths: Option<std::path::PathBuf>,
     /// Request body, sent as application/json with every request.
     #[arg(
         long,
@@ -144,17 +151,38 @@ fn non_negative_secs(s: &str) -> Result<f64, String> {
     }
 }
 
-/// One server to load: where to connect and the request to send, serialised once.
+/// What each request is: one POST with a body, or GETs of a list of paths.
+#[derive(Debug, Clone, Copy)]
+enum Requests<'a> {
+    Post { path: &'a str, body: &'a str },
+    Get { paths: &'a [String] },
+}
+
+/// One server to load: where to connect and the requests to send, serialised once.
 #[derive(Debug)]
 struct Target {
     url: String,
     /// `host:port` given to `TcpStream::connect`.
     connect_to: String,
-    request: Vec<u8>,
+    /// The requests, in the order the connections walk them (one for POST).
+    requests: Vec<Vec<u8>>,
 }
 
 impl Target {
+    #[cfg(test)]
     fn new(url: &str, path: &str, body: &str, headers: &[String]) -> anyhow::Result<Self> {
+        Self::with_requests(url, Requests::Post { path, body }, headers)
+    }
+
+    /// Request `n` of all the connections together.
+    fn request(&self, n: u64) -> &[u8] {
+        let len = self.requests.len().max(1) as u64;
+        self.requests
+            .get((n % len) as usize)
+            .map_or(&[][..], Vec::as_slice)
+    }
+
+    fn with_requests(url: &str, requests: Requests, headers: &[String]) -> anyhow::Result<Self> {
         let rest = match url.get(..7) {
             Some(scheme) if scheme.eq_ignore_ascii_case("http://") => &url[7..],
             _ => bail!("only http:// URLs are supported"),
@@ -179,23 +207,50 @@ impl Target {
         } else {
             format!("{authority}:80")
         };
-        let path = if path.starts_with('/') {
-            format!("{}{path}", base.trim_end_matches('/'))
-        } else {
-            format!("{}/{path}", base.trim_end_matches('/'))
+        let full = |path: &str| {
+            if path.starts_with('/') {
+                format!("{}{path}", base.trim_end_matches('/'))
+            } else {
+                format!("{}/{path}", base.trim_end_matches('/'))
+            }
         };
         let extra: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
-        let request = format!(
-            "POST {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: vrs-loadgen\r\n\
-             Accept: application/json\r\nContent-Type: application/json\r\n{extra}\
-             Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .into_bytes();
+        let head = |method: &str, path: &str| {
+            format!(
+                "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: vrs-loadgen\r\n\
+                 Accept: application/json\r\n{extra}"
+            )
+        };
+        let (shown, requests) = match requests {
+            Requests::Post { path, body } => {
+                let path = full(path);
+                let request = format!(
+                    "{}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                    head("POST", &path),
+                    body.len()
+                );
+                (path, vec![request.into_bytes()])
+            }
+            Requests::Get { paths } => {
+                if paths.is_empty() {
+                    bail!("the list of paths to GET is empty");
+                }
+                let paths: Vec<String> = paths.iter().map(|p| full(p)).collect();
+                let requests = paths
+                    .iter()
+                    .map(|p| format!("{}\r\n", head("GET", p)).into_bytes())
+                    .collect();
+                let shown = match paths.len() {
+                    1 => paths[0].clone(),
+                    n => format!("{} (and {} more paths)", paths[0], n - 1),
+                };
+                (shown, requests)
+            }
+        };
         Ok(Self {
-            url: format!("http://{authority}{path}"),
+            url: format!("http://{authority}{shown}"),
             connect_to,
-            request,
+            requests,
         })
     }
 }
@@ -379,6 +434,7 @@ async fn read_chunked(conn: &mut Conn) -> anyhow::Result<()> {
 /// and the latency from writing the request to reading the end of the response.
 async fn one_request(
     target: &Target,
+    request: &[u8],
     slot: &mut Option<Conn>,
     stats: &mut ConnStats,
 ) -> anyhow::Result<(u16, Duration)> {
@@ -394,7 +450,7 @@ async fn one_request(
             }
         };
         let start = Instant::now();
-        match exchange(conn, &target.request).await {
+        match exchange(conn, request).await {
             Ok(Some(resp)) => {
                 let latency = start.elapsed();
                 if resp.close {
@@ -462,6 +518,8 @@ fn record_live(live: Option<&Live>, f: impl FnOnce(&mut Interval)) {
 #[derive(Debug, Clone)]
 struct ConnPlan {
     index: u64,
+    /// All the connections, for the walk through the requests of --get-paths.
+    connections: u64,
     accept: u16,
     measure_from: Instant,
     /// No request is due (open loop) or sent (closed loop) from here on.
@@ -476,6 +534,7 @@ struct ConnPlan {
 async fn run_connection(target: Arc<Target>, plan: ConnPlan) -> ConnStats {
     let ConnPlan {
         index,
+        connections,
         accept,
         measure_from,
         end,
@@ -486,6 +545,7 @@ async fn run_connection(target: Arc<Target>, plan: ConnPlan) -> ConnStats {
     let mut stats = ConnStats::default();
     let mut slot: Option<Conn> = None;
     let mut k = 0u64;
+    let mut sent = 0u64;
     loop {
         // Open loop: the request is due at its scheduled time, and belongs to the measured
         // window if it was due in it. Closed loop: it leaves now, and counts if it ends in it.
@@ -505,8 +565,13 @@ async fn run_connection(target: Arc<Target>, plan: ConnPlan) -> ConnStats {
         if Instant::now() >= give_up {
             break; // due, but not sent before the drain ended: unfinished
         }
-        let Ok(result) =
-            tokio::time::timeout_at(give_up, one_request(&target, &mut slot, &mut stats)).await
+        let request = target.request(index + sent * connections);
+        sent += 1;
+        let Ok(result) = tokio::time::timeout_at(
+            give_up,
+            one_request(&target, request, &mut slot, &mut stats),
+        )
+        .await
         else {
             break; // in flight at the end: abandoned
         };
@@ -725,11 +790,30 @@ fn round3(v: f64) -> f64 {
 }
 
 async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let paths = match &args.get_paths {
+        Some(file) => Some(
+            std::fs::read_to_string(file)
+                .with_context(|| format!("reading --get-paths {}", file.display()))?
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>(),
+        ),
+        None => None,
+    };
+    let requests = match &paths {
+        Some(paths) => Requests::Get { paths },
+        None => Requests::Post {
+            path: &args.path,
+            body: &args.body,
+        },
+    };
     let targets = args
         .urls
         .iter()
         .map(|u| {
-            Target::new(u, &args.path, &args.body, &args.headers)
+            Target::with_requests(u, requests, &args.headers)
                 .map(Arc::new)
                 .with_context(|| format!("--url {u}"))
         })
@@ -767,6 +851,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             let target = Arc::clone(&targets[i as usize % targets.len()]);
             let plan = ConnPlan {
                 index: u64::from(i),
+                connections: u64::from(args.connections),
                 accept: args.accept_status,
                 measure_from,
                 end,
@@ -890,9 +975,24 @@ mod tests {
         assert_eq!(t.url, "http://localhost/base/a");
         let t = Target::new("http://[::1]:9000/", "/a", "xy", &[]).unwrap();
         assert_eq!(t.connect_to, "[::1]:9000");
-        let req = String::from_utf8(t.request).unwrap();
+        let req = String::from_utf8(t.request(7).to_vec()).unwrap();
         assert!(req.starts_with("POST /a HTTP/1.1\r\nHost: [::1]:9000\r\n"));
         assert!(req.ends_with("Content-Length: 2\r\n\r\nxy"));
+        let paths = ["/v/1".to_owned(), "/v/2".to_owned(), "/v/3".to_owned()];
+        let get = Requests::Get { paths: &paths };
+        let t = Target::with_requests("http://h:1/api", get, &[]).unwrap();
+        assert_eq!(t.url, "http://h:1/api/v/1 (and 2 more paths)");
+        let req = String::from_utf8(t.request(4).to_vec()).unwrap();
+        assert!(
+            req.starts_with("GET /api/v/2 HTTP/1.1\r\nHost: h:1\r\n"),
+            "{req}"
+        );
+        assert!(
+            req.ends_with("\r\n\r\n") && !req.contains("Content-"),
+            "{req}"
+        );
+        let none = Requests::Get { paths: &[] };
+        assert!(Target::with_requests("http://h:1", none, &[]).is_err());
         assert!(Target::new("https://x", "/a", "", &[]).is_err());
         assert!(Target::new("http://", "/a", "", &[]).is_err());
     }
@@ -934,7 +1034,10 @@ mod tests {
         let mut stats = ConnStats::default();
         let mut statuses = Vec::new();
         for _ in 0..4 {
-            let (status, _) = one_request(&target, &mut slot, &mut stats).await.unwrap();
+            let request = target.request(0);
+            let (status, _) = one_request(&target, request, &mut slot, &mut stats)
+                .await
+                .unwrap();
             statuses.push(status);
         }
         assert_eq!(statuses, [202, 503, 202, 503]);
@@ -991,6 +1094,7 @@ mod tests {
             .map(|index| {
                 let plan = ConnPlan {
                     index,
+                    connections: 4,
                     accept: 202,
                     measure_from,
                     end,
