@@ -8,6 +8,7 @@ use axum::extract::{Path, State as AxState};
 use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use serde::Serialize;
 use serde_json::Value;
 use vrs_protocol::acceptance::Place;
 use vrs_protocol::games::{catalog as game_catalog, parse_bet, valid_bet_types, Game};
@@ -386,7 +387,7 @@ pub async fn game_result(
     if !is_game_id(&game_id) {
         return Err(ApiError::GameNotFound(game_id));
     }
-    match lookup(state.store.as_ref(), &state.anchor, &game_id).await? {
+    match look_up(&state, &game_id).await? {
         Lookup::NotFound => Err(ApiError::GameNotFound(game_id)),
         Lookup::Pending(g) => Ok(pending(&state, &g)),
         Lookup::Resolved(v) => {
@@ -397,7 +398,7 @@ pub async fn game_result(
                 result: v.result,
                 replay: v.replay_steps,
             };
-            Ok((StatusCode::OK, Json(Sorted(body))).into_response())
+            json_off_the_runtime(&state, body).await
         }
     }
 }
@@ -428,7 +429,7 @@ pub async fn verify(
     if !is_game_id(&game_id) {
         return Err(ApiError::VerifyNotFound(game_id));
     }
-    match lookup(state.store.as_ref(), &state.anchor, &game_id).await? {
+    match look_up(&state, &game_id).await? {
         Lookup::NotFound => Err(ApiError::VerifyNotFound(game_id)),
         Lookup::Pending(g) => Ok(pending(&state, &g)),
         Lookup::Resolved(v) => {
@@ -440,9 +441,35 @@ pub async fn verify(
                 proof: v.result.proof,
                 replay_steps: v.replay_steps,
             };
-            Ok((StatusCode::OK, Json(Sorted(body))).into_response())
+            json_off_the_runtime(&state, body).await
         }
     }
+}
+
+async fn look_up(state: &State, game_id: &str) -> Result<Lookup, ApiError> {
+    let (cache, workers) = (&state.verify_cache, &state.read_workers);
+    Ok(lookup(state.store.as_ref(), &state.anchor, cache, workers, game_id).await?)
+}
+
+/// A 200 with `body` (members sorted), serialized on a read worker: a verification is a few
+/// kilobytes of JSON, and a flood of them must not hold the runtime bets are answered on.
+async fn json_off_the_runtime<T: Serialize + Send + 'static>(
+    state: &State,
+    body: T,
+) -> Result<Response, ApiError> {
+    let bytes = state
+        .read_workers
+        .run(move || serde_json::to_vec(&Sorted(body)))
+        .await?
+        .map_err(|e| {
+            ApiError::Internal(anyhow::Error::from(e).context("serializing the answer"))
+        })?;
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        bytes,
+    )
+        .into_response())
 }
 
 /// 202: the game is accepted but its epoch has not resolved yet.

@@ -92,6 +92,10 @@ pub struct AppState {
     pub behind_proxy: bool,
     /// How many instant bets per second may take pool entries (`--instant-rate`).
     pub instant_budget: Arc<vrs_service::pool::InstantBudget>,
+    /// What verification keeps between requests (final epoch trees, checks and reports).
+    pub verify_cache: Arc<vrs_service::verify::VerifyCache>,
+    /// Low-priority threads that serialize verifications (GET /api/v1/verify, /api/v1/games).
+    pub read_workers: Arc<vrs_service::read_workers::ReadWorkers>,
 }
 
 impl AppState {

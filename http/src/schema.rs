@@ -419,8 +419,12 @@ pub struct EpochRecord {
     pub pi: Option<String>,
     pub l: Option<String>,
     pub resolved_at_ms: Option<i64>,
-    /// The hashes of the epoch's leaves in order (enough to recompute bets_root).
+    /// The hashes of the epoch's leaves in order (enough to recompute bets_root); with
+    /// `?leaf_from=`/`?leaf_limit=`, only that range.
     pub leaf_hashes: Vec<String>,
+    /// Present only when a range was asked for: the index of the first hash in `leaf_hashes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaf_from: Option<u64>,
     /// The epoch's anchor, the same object as a verification's `proof.anchor`: its anchor
     /// batch, kind-1 leaf, audit path and root, and the transaction once confirmed (§16).
     #[serde(serialize_with = "members_sorted")]

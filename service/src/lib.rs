@@ -8,8 +8,10 @@
 
 pub mod anchor;
 pub mod bets;
+mod bounded;
 pub mod epoch;
 pub mod leader;
 pub mod notary;
 pub mod pool;
+pub mod read_workers;
 pub mod verify;

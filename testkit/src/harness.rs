@@ -78,6 +78,10 @@ pub fn app_state(store: Arc<dyn Store>) -> AppState {
         public_url: None,
         behind_proxy: false,
         instant_budget: Default::default(),
+        verify_cache: Default::default(),
+        read_workers: Arc::new(
+            vrs_service::read_workers::ReadWorkers::start(1).expect("a read worker starts"),
+        ),
     }
 }
 

@@ -99,6 +99,11 @@ pub struct ServeConfig {
     /// so a few clients cannot drain the reserve.
     #[arg(long, env = "VRS_INSTANT_RATE", default_value_t = 0)]
     pub instant_rate: u64,
+    /// Verification reports of resolved games kept in memory (0: none, and no epoch-wide
+    /// checks either: every GET /api/v1/verify recomputes everything). A kept report is served
+    /// without redoing its checks; its anchor members are read anew on every request.
+    #[arg(long, env = "VRS_VERIFY_CACHE", default_value_t = vrs_service::verify::cache::REPORTS_KEPT)]
+    pub verify_cache: usize,
     /// File holding the Ed25519 key that signs every acceptance (64 hex digits, a 32-byte
     /// RFC 8032 seed); VRS_SIGNING_KEY (the same 64 hex digits) takes precedence. Default:
     /// <data-dir>/acceptance.key, created on first start. Replicas sharing one PostgreSQL may

@@ -1,7 +1,9 @@
 //! Anchor batches from the store: which records a batch takes, its leaves (recomputed from the
 //! stored epochs and pool batches, never stored), and the path from one record to its root.
 
+use crate::bounded::Bounded;
 use anyhow::{bail, Context};
+use std::sync::{Arc, Mutex, PoisonError};
 use vrs_engine::anchor::{self, AnchorLeaf, LeafKind};
 use vrs_engine::merkle::Hash;
 use vrs_store::{AnchorBatch, AnchorState, EpochRecord, Store};
@@ -179,7 +181,7 @@ pub async fn build_next(
 }
 
 /// What an anchor proof is about.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Subject {
     Epoch(u64),
     PoolBatch(u64),
@@ -198,8 +200,54 @@ pub struct Inclusion {
     pub recomputed_root: Hash,
 }
 
-/// The batch that holds `subject` and the path to its root; `None` before it is batched.
-pub async fn inclusion(store: &dyn Store, subject: Subject) -> anyhow::Result<Option<Inclusion>> {
+/// Where a record sits in a built batch: fixed once the batch is built, since a batch's
+/// records (resolved epochs, pool and notary batches) are never rewritten.
+#[derive(Debug)]
+struct Placed {
+    leaf: AnchorLeaf,
+    index: u64,
+    tree_size: u64,
+    path: Vec<Hash>,
+    recomputed_root: Hash,
+}
+
+/// Batch paths kept between requests, so that a verification reads one batch row instead of
+/// every record of the batch. The batch row itself (status, transaction) is read every time.
+#[derive(Debug)]
+pub struct KeptPaths(Mutex<Bounded<(u64, Subject), Arc<Placed>>>);
+
+/// Paths kept: one per record verified lately.
+const PATHS_KEPT: usize = 4096;
+
+impl Default for KeptPaths {
+    fn default() -> Self {
+        Self(Mutex::new(Bounded::new(PATHS_KEPT)))
+    }
+}
+
+impl KeptPaths {
+    fn get(&self, key: &(u64, Subject)) -> Option<Arc<Placed>> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+    }
+
+    fn keep(&self, key: (u64, Subject), placed: Arc<Placed>) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, placed);
+    }
+}
+
+/// The batch holding `subject`, if one does, and the path from its leaf to the batch's root
+/// (recomputed from the stored records once per batch and record; see [`KeptPaths`]).
+pub async fn inclusion(
+    store: &dyn Store,
+    kept: &KeptPaths,
+    subject: Subject,
+) -> anyhow::Result<Option<Inclusion>> {
     let batch = match subject {
         Subject::Epoch(e) => store.anchor_batch_for_epoch(e).await?,
         Subject::PoolBatch(b) => store.anchor_batch_for_pool(b).await?,
@@ -208,7 +256,27 @@ pub async fn inclusion(store: &dyn Store, subject: Subject) -> anyhow::Result<Op
     let Some(batch) = batch else {
         return Ok(None);
     };
-    let leaves = leaves(store, Ranges::of(&batch)).await?;
+    let key = (batch.number, subject);
+    let placed = match kept.get(&key) {
+        Some(p) => p,
+        None => {
+            let p = Arc::new(place(store, &batch, subject).await?);
+            kept.keep(key, Arc::clone(&p));
+            p
+        }
+    };
+    Ok(Some(Inclusion {
+        batch,
+        leaf: placed.leaf.clone(),
+        index: placed.index,
+        tree_size: placed.tree_size,
+        path: placed.path.clone(),
+        recomputed_root: placed.recomputed_root,
+    }))
+}
+
+async fn place(store: &dyn Store, batch: &AnchorBatch, subject: Subject) -> anyhow::Result<Placed> {
+    let leaves = leaves(store, Ranges::of(batch)).await?;
     let (kind, number) = match subject {
         Subject::Epoch(e) => (LeafKind::Epoch, e),
         Subject::PoolBatch(b) => (LeafKind::PoolBatch, b),
@@ -220,12 +288,11 @@ pub async fn inclusion(store: &dyn Store, subject: Subject) -> anyhow::Result<Op
         .with_context(|| format!("anchor batch {} has no leaf for {subject:?}", batch.number))?;
     let path = anchor::anchor_path(&leaves, index)
         .with_context(|| format!("no audit path for leaf {index}"))?;
-    Ok(Some(Inclusion {
+    Ok(Placed {
         leaf: leaves[index].clone(),
         index: index as u64,
         tree_size: leaves.len() as u64,
         path,
         recomputed_root: anchor::anchor_root(&leaves),
-        batch,
-    }))
+    })
 }

@@ -51,6 +51,8 @@ pub struct AnchorView {
     pub every: u64,
     pub confirmations: u64,
     pub status: Arc<AnchorStatus>,
+    /// Records' paths to their batch roots, kept once computed.
+    pub paths: Arc<batch::KeptPaths>,
 }
 
 impl Default for AnchorView {
@@ -62,6 +64,7 @@ impl Default for AnchorView {
             every: 12,
             confirmations: 2,
             status: Arc::new(AnchorStatus::new(false)),
+            paths: Arc::default(),
         }
     }
 }
@@ -74,6 +77,7 @@ impl AnchorView {
             every: config.every,
             confirmations: config.confirmations,
             status,
+            paths: Arc::default(),
         }
     }
 }

@@ -22,7 +22,7 @@ pub async fn attach(
     v: &mut Verification,
 ) -> anyhow::Result<()> {
     let enabled = view.status.snapshot().enabled;
-    let (status, tx, detail) = match inclusion(store, subject).await {
+    let (status, tx, detail) = match inclusion(store, &view.paths, subject).await {
         Ok(None) => (AnchorState::Pending, None, pending_doc(enabled)),
         Ok(Some(inc)) => {
             check(&mut v.checks, "anchor_inclusion", inclusion_check(&inc));

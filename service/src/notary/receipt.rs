@@ -203,7 +203,7 @@ pub async fn full_view(
             ),
         }
         let enabled = anchor.status.snapshot().enabled;
-        match inclusion(store, Subject::NotaryBatch(number)).await {
+        match inclusion(store, &anchor.paths, Subject::NotaryBatch(number)).await {
             Ok(Some(inc)) => {
                 check(&mut checks, "anchor_inclusion", inclusion_check(&inc));
                 if inc.batch.status == AnchorState::Confirmed {

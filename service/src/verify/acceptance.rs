@@ -2,6 +2,7 @@
 //! acceptance (docs/PROTOCOL.md §11, "Signed acceptance") and, for a pool-served game, its
 //! binding to an epoch's bets tree (§14, "Binding served bets").
 
+use super::{epoch_tree, VerifyCache};
 use vrs_engine::merkle;
 use vrs_protocol::acceptance::{self, AcceptanceDoc, Place};
 use vrs_protocol::report::{check, Check, Verification};
@@ -84,13 +85,15 @@ pub fn add_acceptance(v: &mut Verification, game: &GameRecord, keys: &PublishedK
 }
 
 /// Adds a pool-served game's `pool_bet_inclusion` check (after `pool_game_id`) once its bet
-/// epoch has closed, and the proof's `bet_epoch` member.
+/// epoch has closed, and the proof's `bet_epoch` member. Says whether that is final (the bet
+/// epoch's input committed its tree, or the game has no bet epoch).
 pub async fn add_pool_binding(
     store: &dyn Store,
+    cache: &VerifyCache,
     v: &mut Verification,
     game: &GameRecord,
     keys: &PublishedKeys,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<bool> {
     let g = &game.new;
     let (member, result) = match game.bet_epoch {
         None if keys.signing_at(g.created_at_ms) => (
@@ -117,18 +120,14 @@ pub async fn add_pool_binding(
                     (Some(BetEpochDoc::short(e, "pending")), None)
                 }
                 (_, Some(input)) => {
-                    let leaves = store.epoch_leaves(e).await?;
-                    let hashes: Vec<merkle::Hash> =
-                        leaves.iter().map(|l| merkle::leaf_hash(l)).collect();
+                    let tree = epoch_tree(store, cache, &rec).await?;
                     let leaf_hash = merkle::leaf_hash(&g.leaf);
-                    let position = hashes.iter().position(|h| *h == leaf_hash);
-                    let path = position
-                        .and_then(|i| merkle::audit_path(&hashes, i))
-                        .unwrap_or_default();
-                    let size = hashes.len() as u64;
+                    let position = tree.leaves().iter().position(|h| *h == leaf_hash);
+                    let path = position.and_then(|i| tree.path(i)).unwrap_or_default();
+                    let size = tree.len() as u64;
                     let result = match position {
                         None => Err(format!("the game's leaf is not in epoch {e}'s bets tree")),
-                        Some(_) if merkle::root(&hashes) != input.bets_root => Err(format!(
+                        Some(_) if tree.root() != input.bets_root => Err(format!(
                             "epoch {e}'s stored leaves do not hash to its bets root"
                         )),
                         Some(_) if input.bet_count != size => Err(format!(
@@ -166,6 +165,10 @@ pub async fn add_pool_binding(
             },
         },
     };
+    let settled = match &member {
+        None => true,
+        Some(m) => m.status == "bound",
+    };
     if let Some(result) = result {
         let mut one = Vec::new();
         check(&mut one, "pool_bet_inclusion", result);
@@ -175,7 +178,7 @@ pub async fn add_pool_binding(
         p.bet_epoch = Some(member);
     }
     v.seal();
-    Ok(())
+    Ok(settled)
 }
 
 fn insert_after(checks: &mut Vec<Check>, name: &str, new: Vec<Check>) {

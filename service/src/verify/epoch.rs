@@ -3,6 +3,7 @@
 //! outcome recomputed from y.
 
 use super::outcome::{game_result, interface_members, outcome_checks, outcome_steps};
+use std::sync::Arc;
 use vrs_engine::classgroup::epoch::GROUP_PREFIX;
 use vrs_engine::merkle;
 use vrs_protocol::commit::bet_leaf;
@@ -85,92 +86,90 @@ fn timing_doc(epoch: &EpochRecord, n: &Neighbours) -> TimingDoc {
     }
 }
 
-/// Verifies `game` of `epoch`: `chain_prev` is y of its predecessor p(e) as stored (or the
-/// genesis output), `leaves` the epoch's leaves in order, `neighbours` what `timing` reads.
-pub fn verify(
-    group: &Group,
-    game: &GameRecord,
-    epoch: &EpochRecord,
-    chain_prev: &[u8],
-    leaves: &[Vec<u8>],
-    neighbours: &Neighbours,
-) -> Verification {
-    let mut checks = Vec::new();
-    let g = &game.new;
-    let e = epoch.number;
-    let empty = Vec::new();
-    let input = epoch.input.as_ref();
-    let output = epoch.output.as_ref();
-    let x_bytes = input.map_or(&empty, |i| &i.x);
-    let y_bytes = output.map_or(&empty, |o| &o.y);
-    let t = input.map_or(0, |i| i.iterations);
-    let bets_root = input.map_or([0; 32], |i| i.bets_root);
-    let prev_y = input.map_or(&empty, |i| &i.prev_y);
+/// An epoch's input and output values, empty (zero) where not stored.
+struct Committed<'a> {
+    x: &'a [u8],
+    y: &'a [u8],
+    t: u64,
+    bets_root: merkle::Hash,
+    prev_y: &'a [u8],
+}
 
-    // 1. The stored leaf is the encoding of the stored bet.
-    check(&mut checks, "bet_leaf", {
-        if bet_leaf(g) == g.leaf {
-            Ok("leaf bytes encode this game's fields".into())
-        } else {
-            Err("leaf bytes do not encode this game's fields".into())
+impl<'a> Committed<'a> {
+    fn of(epoch: &'a EpochRecord) -> Self {
+        let input = epoch.input.as_ref();
+        Self {
+            x: input.map_or(&[], |i| &i.x),
+            y: epoch.output.as_ref().map_or(&[], |o| &o.y),
+            t: input.map_or(0, |i| i.iterations),
+            bets_root: input.map_or([0; 32], |i| i.bets_root),
+            prev_y: input.map_or(&[], |i| &i.prev_y),
         }
-    });
+    }
+}
 
-    // 2. The leaf is at its index in the epoch's bets tree, whose root the input committed.
-    let leaf_hashes: Vec<merkle::Hash> = leaves.iter().map(|l| merkle::leaf_hash(l)).collect();
-    // A position the store does not know (never the case for a resolved game) fails the check.
-    let seq = game.seq.unwrap_or(u64::MAX);
-    let index = usize::try_from(seq).unwrap_or(usize::MAX);
-    let path = merkle::audit_path(&leaf_hashes, index).unwrap_or_default();
-    let leaf_hash = merkle::leaf_hash(&g.leaf);
-    check(&mut checks, "merkle_inclusion", {
-        if merkle::verify_inclusion(&leaf_hash, seq, leaves.len() as u64, &path, &bets_root) {
-            Ok(format!(
-                "leaf {index} of {} is included under bets root {}",
-                leaves.len(),
-                hex::encode(bets_root)
-            ))
-        } else {
-            Err(format!(
-                "leaf {index} of {} does not lead to bets root {}",
-                leaves.len(),
-                hex::encode(bets_root)
-            ))
-        }
-    });
-    check(&mut checks, "bets_root", {
+/// What every game of one epoch shares in its verification, computed once from the epoch's
+/// record, y of its predecessor as stored (`chain_prev`, or the genesis output) and its bets
+/// tree: the checks `bets_root`, `epoch_chain`, `epoch_input` and `vdf_proof`, and the seed
+/// and discriminant the proof shows.
+#[derive(Debug)]
+pub struct EpochFacts {
+    pub tree: Arc<merkle::Tree>,
+    bets_root: Result<String, String>,
+    chain: Result<String, String>,
+    input: Result<String, String>,
+    proof: Result<String, String>,
+    seed_hex: String,
+    /// D_e for a class group (None for RSA groups).
+    discriminant: Option<Result<String, String>>,
+}
+
+impl EpochFacts {
+    pub fn compute(
+        group: &Group,
+        epoch: &EpochRecord,
+        chain_prev: &[u8],
+        tree: Arc<merkle::Tree>,
+    ) -> Self {
+        let empty = Vec::new();
+        let input = epoch.input.as_ref();
+        let output = epoch.output.as_ref();
+        let Committed {
+            x: x_bytes,
+            y: y_bytes,
+            t,
+            bets_root,
+            prev_y,
+        } = Committed::of(epoch);
+
         let count = input.map_or(0, |i| i.bet_count);
-        if merkle::root(&leaf_hashes) != bets_root {
+        let bets_root_check = if tree.root() != bets_root {
             Err("the epoch's leaves do not hash to its bets root".into())
-        } else if count != leaves.len() as u64 {
-            Err(format!("bet count {count} but {} leaves", leaves.len()))
+        } else if count != tree.len() as u64 {
+            Err(format!("bet count {count} but {} leaves", tree.len()))
         } else {
-            Ok(format!("{} leaves hash to the bets root", leaves.len()))
-        }
-    });
+            Ok(format!("{} leaves hash to the bets root", tree.len()))
+        };
 
-    // 3. The input continues the chain: previous output, then x_e from the formula.
-    let p = epoch.previous();
-    let source = match p {
-        0 => "the genesis output y_0".to_owned(),
-        p => format!("y of epoch {p}"),
-    };
-    check(&mut checks, "epoch_chain", {
-        if prev_y.as_slice() == chain_prev {
+        // The input continues the chain: previous output, then x_e from the formula.
+        let source = match epoch.previous() {
+            0 => "the genesis output y_0".to_owned(),
+            p => format!("y of epoch {p}"),
+        };
+        let chain = if prev_y == chain_prev {
             Ok(format!("previous output is {source}"))
         } else {
             Err(format!("previous output differs from {source}"))
-        }
-    });
-    let seed = crate::epoch::epoch_input_of(group, epoch, prev_y, &bets_root, t).map(|(s, _)| s);
-    // A class group's discriminant D_e follows from the seed (None for RSA groups).
-    let discriminant = seed
-        .as_ref()
-        .ok()
-        .and_then(|s| group.discriminant(s))
-        .map(|d| d.map(|d| d.to_hex()).map_err(|e| format!("{e:#}")));
-    check(&mut checks, "epoch_input", {
-        match &seed {
+        };
+        let seed =
+            crate::epoch::epoch_input_of(group, epoch, prev_y, &bets_root, t).map(|(s, _)| s);
+        // A class group's discriminant D_e follows from the seed (None for RSA groups).
+        let discriminant = seed
+            .as_ref()
+            .ok()
+            .and_then(|s| group.discriminant(s))
+            .map(|d| d.map(|d| d.to_hex()).map_err(|e| format!("{e:#}")));
+        let input_check = match &seed {
             Ok(seed) => {
                 let fields = match epoch.version() {
                     1 => "e ‖ y_{e−1} ‖ bets_root ‖ T",
@@ -184,25 +183,98 @@ pub fn verify(
                 };
                 match &discriminant {
                     Some(Err(err)) => Err(err.clone()),
-                    _ if group.epoch_x(seed) == *x_bytes => Ok(rule),
+                    _ if group.epoch_x(seed) == x_bytes => Ok(rule),
                     _ => Err(format!(
                         "x does not follow from the epoch's committed fields ({fields})"
                     )),
                 }
             }
             Err(err) => Err(format!("{err:#}")),
+        };
+
+        // The Wesolowski proof of y = x^(2^T).
+        let proof = {
+            let l = output.map_or(&empty, |o| &o.l);
+            let pi = output.map_or(&empty, |o| &o.pi);
+            match &seed {
+                Ok(seed) => group.verify_proof(seed, x_bytes, y_bytes, t, l, pi),
+                Err(err) => Err(format!("no seed: {err:#}")),
+            }
+        };
+        Self {
+            tree,
+            bets_root: bets_root_check,
+            chain,
+            input: input_check,
+            proof,
+            seed_hex: seed.as_ref().map(hex::encode).unwrap_or_default(),
+            discriminant,
+        }
+    }
+}
+
+/// Verifies `game` of `epoch` with the epoch's shared [`EpochFacts`] and `neighbours`, what
+/// `timing` reads.
+pub fn verify(
+    group: &Group,
+    game: &GameRecord,
+    epoch: &EpochRecord,
+    facts: &EpochFacts,
+    neighbours: &Neighbours,
+) -> Verification {
+    let mut checks = Vec::new();
+    let g = &game.new;
+    let e = epoch.number;
+    let empty = Vec::new();
+    let input = epoch.input.as_ref();
+    let output = epoch.output.as_ref();
+    let Committed {
+        x: x_bytes,
+        y: y_bytes,
+        t,
+        bets_root,
+        prev_y,
+    } = Committed::of(epoch);
+
+    // 1. The stored leaf is the encoding of the stored bet.
+    check(&mut checks, "bet_leaf", {
+        if bet_leaf(g) == g.leaf {
+            Ok("leaf bytes encode this game's fields".into())
+        } else {
+            Err("leaf bytes do not encode this game's fields".into())
         }
     });
 
-    // 4. The Wesolowski proof of y = x^(2^T).
-    check(&mut checks, "vdf_proof", {
-        let l = output.map_or(&empty, |o| &o.l);
-        let pi = output.map_or(&empty, |o| &o.pi);
-        match &seed {
-            Ok(seed) => group.verify_proof(seed, x_bytes, y_bytes, t, l, pi),
-            Err(err) => Err(format!("no seed: {err:#}")),
+    // 2. The leaf is at its index in the epoch's bets tree, whose root the input committed.
+    let tree = &facts.tree;
+    // A position the store does not know (never the case for a resolved game) fails the check.
+    let seq = game.seq.unwrap_or(u64::MAX);
+    let index = usize::try_from(seq).unwrap_or(usize::MAX);
+    let path = tree.path(index).unwrap_or_default();
+    let leaf_hash = merkle::leaf_hash(&g.leaf);
+    check(&mut checks, "merkle_inclusion", {
+        if merkle::verify_inclusion(&leaf_hash, seq, tree.len() as u64, &path, &bets_root) {
+            Ok(format!(
+                "leaf {index} of {} is included under bets root {}",
+                tree.len(),
+                hex::encode(bets_root)
+            ))
+        } else {
+            Err(format!(
+                "leaf {index} of {} does not lead to bets root {}",
+                tree.len(),
+                hex::encode(bets_root)
+            ))
         }
     });
+    check(&mut checks, "bets_root", facts.bets_root.clone());
+
+    // 3. The input continues the chain: previous output, then x_e from the formula.
+    check(&mut checks, "epoch_chain", facts.chain.clone());
+    check(&mut checks, "epoch_input", facts.input.clone());
+
+    // 4. The Wesolowski proof of y = x^(2^T).
+    check(&mut checks, "vdf_proof", facts.proof.clone());
 
     // 5. The epoch's games were fixed in time: before y_{e−1} existed, within the bound.
     check(&mut checks, "timing", timing_check(epoch, neighbours));
@@ -210,9 +282,10 @@ pub fn verify(
     // 6. rngValue, dice and payout recomputed from y.
     let (stored, derived) = outcome_checks(&mut checks, y_bytes, game);
 
-    let seed_hex = seed.as_ref().map(hex::encode).unwrap_or_default();
+    let seed_hex = &facts.seed_hex;
+    let discriminant = &facts.discriminant;
     // The group's own description: N for an RSA group, D_e (chiavdf's string) for a class group.
-    let (modulus_n, discriminant, discriminant_bits) = match (group, &discriminant) {
+    let (modulus_n, discriminant, discriminant_bits) = match (group, discriminant) {
         (Group::Rsa(m), _) => (Some(hex::encode(m.to_be_bytes())), None, None),
         (Group::Class { bits }, d) => (
             None,
@@ -270,7 +343,7 @@ pub fn verify(
         epoch,
         &leaf_hash,
         &path,
-        &seed_hex,
+        seed_hex,
         &stored,
         derived.as_ref().ok(),
     );

@@ -3,6 +3,7 @@
 //! response hands out, so that anyone can redo it offline (docs/PROTOCOL.md, "Verifying a game").
 
 pub mod acceptance;
+pub mod cache;
 mod epoch;
 mod outcome;
 pub mod pool;
@@ -11,14 +12,20 @@ use crate::anchor::batch::Subject;
 use crate::anchor::proof::attach;
 use crate::anchor::AnchorView;
 use crate::epoch::previous_output;
+use crate::read_workers::ReadWorkers;
 use acceptance::{add_acceptance, add_pool_binding, PublishedKeys};
 use anyhow::Context;
+use cache::KeptReport;
+pub use cache::VerifyCache;
+use epoch::EpochFacts;
 pub use epoch::{timing_check, verify, Neighbours};
+use std::sync::Arc;
+use vrs_engine::merkle;
 pub use vrs_protocol::epoch_group::veo_class;
 use vrs_protocol::epoch_group::Group;
 pub use vrs_protocol::report::{check, Check, Verification};
 pub use vrs_protocol::timing::{timing_step, PriorEpoch, TimingFacts};
-use vrs_store::{GameRecord, Store};
+use vrs_store::{EpochRecord, GameRecord, Store};
 
 /// What a lookup found.
 #[derive(Debug)]
@@ -28,43 +35,119 @@ pub enum Lookup {
     Resolved(Box<Verification>),
 }
 
-/// Loads `game_id` and, when resolved, verifies it.
+/// Loads `game_id` and, when resolved, verifies it. What `cache` keeps is not recomputed
+/// (see [`cache`]); the anchor members are read anew every time.
 pub async fn lookup(
     store: &dyn Store,
     anchor: &AnchorView,
+    cache: &VerifyCache,
+    workers: &ReadWorkers,
     game_id: &str,
 ) -> anyhow::Result<Lookup> {
+    if let Some(kept) = cache.report(game_id) {
+        let mut v = kept.report.clone();
+        attach(store, anchor, kept.subject, &mut v).await?;
+        return Ok(Lookup::Resolved(Box::new(v)));
+    }
     let Some(game) = store.game(game_id).await? else {
         return Ok(Lookup::NotFound);
     };
     if game.resolution.is_none() {
         return Ok(Lookup::Pending(Box::new(game)));
     }
-    let Some(epoch_number) = game.epoch else {
-        return lookup_pool(store, anchor, game).await;
+    let (subject, v, settled) = match game.epoch {
+        None => lookup_pool(store, cache, &game).await?,
+        Some(n) => lookup_epoch(store, cache, workers, &game, n).await?,
     };
+    // A report that failed a check is not kept: the next request shows the store as it is.
+    if settled && v.verified() {
+        let report = v.clone();
+        cache.keep_report(game_id, KeptReport { subject, report });
+    }
+    let mut v = v;
+    attach(store, anchor, subject, &mut v).await?;
+    Ok(Lookup::Resolved(Box::new(v)))
+}
+
+/// The bets tree of `epoch`, from its stored leaves; kept once its input committed the root.
+pub async fn epoch_tree(
+    store: &dyn Store,
+    cache: &VerifyCache,
+    epoch: &EpochRecord,
+) -> anyhow::Result<Arc<merkle::Tree>> {
+    let n = epoch.number;
+    let load = || async move {
+        let leaves = store.epoch_leaves(n).await?;
+        let hashes = leaves.iter().map(|l| merkle::leaf_hash(l)).collect();
+        anyhow::Ok(Arc::new(merkle::Tree::new(hashes)))
+    };
+    match epoch.input {
+        Some(_) => cache.tree(n).get_or_try_init(load).await.cloned(),
+        None => load().await,
+    }
+}
+
+/// The epoch-wide checks of `epoch`, computed on a read worker (a class group's discriminant
+/// takes a while); kept once the epoch is resolved.
+async fn epoch_facts(
+    store: &dyn Store,
+    cache: &VerifyCache,
+    workers: &ReadWorkers,
+    group: &Group,
+    epoch: &EpochRecord,
+) -> anyhow::Result<Arc<EpochFacts>> {
+    let compute = || async move {
+        let chain_prev = previous_output(store, group, epoch).await?;
+        let tree = epoch_tree(store, cache, epoch).await?;
+        let (group, epoch) = (group.clone(), epoch.clone());
+        let facts = workers
+            .run(move || EpochFacts::compute(&group, &epoch, &chain_prev, tree))
+            .await?;
+        anyhow::Ok(Arc::new(facts))
+    };
+    match epoch.output {
+        Some(_) => cache
+            .epoch(epoch.number)
+            .get_or_try_init(compute)
+            .await
+            .cloned(),
+        None => compute().await,
+    }
+}
+
+/// Verifies an epoch game; says whether every record the report read is final.
+async fn lookup_epoch(
+    store: &dyn Store,
+    cache: &VerifyCache,
+    workers: &ReadWorkers,
+    game: &GameRecord,
+    epoch_number: u64,
+) -> anyhow::Result<(Subject, Verification, bool)> {
+    let game_id = &game.new.game_id;
     let epoch = store
         .epoch(epoch_number)
         .await?
         .with_context(|| format!("epoch {epoch_number} of game {game_id} is missing"))?;
     let group = Group::by_name(&epoch.modulus)
         .with_context(|| format!("epoch {} names group {}", epoch.number, epoch.modulus))?;
-    let chain_prev = previous_output(store, &group, &epoch).await?;
-    let leaves = store.epoch_leaves(epoch.number).await?;
+    let facts = epoch_facts(store, cache, workers, &group, &epoch).await?;
     let neighbours = Neighbours::load(store, &epoch).await?;
-    let mut v = verify(&group, &game, &epoch, &chain_prev, &leaves, &neighbours);
+    let mut v = verify(&group, game, &epoch, &facts, &neighbours);
     let keys = PublishedKeys::load(store).await?;
-    add_acceptance(&mut v, &game, &keys);
-    attach(store, anchor, Subject::Epoch(epoch.number), &mut v).await?;
-    Ok(Lookup::Resolved(Box::new(v)))
+    add_acceptance(&mut v, game, &keys);
+    // `timing` reads when y of epoch e − 1 was stored: final once it is.
+    let settled =
+        epoch.output.is_some() && neighbours.prior.as_ref().is_none_or(|p| p.output.is_some());
+    Ok((Subject::Epoch(epoch.number), v, settled))
 }
 
 /// Loads what a pool-served game is checked against and verifies it.
+/// Says whether every record the report read is final.
 async fn lookup_pool(
     store: &dyn Store,
-    anchor_view: &AnchorView,
-    game: GameRecord,
-) -> anyhow::Result<Lookup> {
+    cache: &VerifyCache,
+    game: &GameRecord,
+) -> anyhow::Result<(Subject, Verification, bool)> {
     let id = &game.new.game_id;
     let index = game
         .pool_index
@@ -104,10 +187,9 @@ async fn lookup_pool(
         batch_entries,
     };
     let pool_batch = evidence.batch.number;
-    let mut v = pool::verify_pool(&modulus, &game, &evidence);
+    let mut v = pool::verify_pool(&modulus, game, &evidence);
     let keys = PublishedKeys::load(store).await?;
-    add_pool_binding(store, &mut v, &game, &keys).await?;
-    add_acceptance(&mut v, &game, &keys);
-    attach(store, anchor_view, Subject::PoolBatch(pool_batch), &mut v).await?;
-    Ok(Lookup::Resolved(Box::new(v)))
+    let bound = add_pool_binding(store, cache, &mut v, game, &keys).await?;
+    add_acceptance(&mut v, game, &keys);
+    Ok((Subject::PoolBatch(pool_batch), v, bound))
 }

@@ -301,6 +301,12 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         public_url: config.public_url.clone(),
         behind_proxy: config.client_ip_header.is_some(),
         instant_budget: Arc::new(vrs_service::pool::InstantBudget::new(config.instant_rate)),
+        verify_cache: Arc::new(vrs_service::verify::VerifyCache::for_reports(
+            config.verify_cache,
+        )),
+        read_workers: Arc::new(vrs_service::read_workers::ReadWorkers::start(
+            config.http_threads(),
+        )?),
     });
     let (quit_tx, quit_rx) = watch::channel(false);
     tokio::spawn(stop_on_signals(quit_tx));

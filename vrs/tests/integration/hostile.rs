@@ -1,7 +1,9 @@
 //! Hostile and careless clients (issue 31): each finding of the red-team pass replayed against
 //! a real server, so that none comes back. The cases that held already have their tests
 //! (invalid bodies: http_errors.rs and the fuzz targets; slow clients, 429 and keep-alive:
-//! limits.rs; crashes under load on both stores: chaos.rs).
+//! limits.rs; crashes under load on both stores: chaos.rs). Finding 5 (verification cost):
+//! verify_cache.rs checks that a kept report is the recomputed one and the leaf-hash ranges;
+//! its load is measured by benches/read-load.sh (docs/PERFORMANCE.md).
 
 use crate::notary::{create_key, header, post};
 use crate::server::{Server, FAST};

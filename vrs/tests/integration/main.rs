@@ -36,6 +36,7 @@ mod server;
 mod store_conformance;
 mod tamper;
 mod timing;
+mod verify_cache;
 mod x402;
 mod x402_facilitator;
 mod x402_recovery;
