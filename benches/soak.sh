@@ -27,9 +27,18 @@
 # seconds against the largest in the last BASELINE seconds (goal < 10 %). The troughs (the
 # smallest samples of the same windows, memory without the prover's buffer) are printed too.
 #
-# Exits 1 if the RSS peaks grew by RSS_LIMIT (10) % or more, if any request failed (a status
-# other than 202, or an I/O error), or if a request due during the run had no answer within
-# vrs-loadgen's drain (10 s after the end).
+# With STORE=pg it also measures the yardstick (PGBENCH=on): PostgreSQL's own rate of single-row
+# inserts shaped like a bet, with pgbench, CONNECTIONS clients for MEASURE seconds, into a table
+# made LIKE the service's games table INCLUDING ALL (its indexes and checks, not its foreign
+# key) in a schema of its own on the same server, while the service runs idle beside it; and it
+# prints the closed-loop rate against it. PG_STATS=on collects the server's statistics over the
+# soak (benches/pg-stats.sh: table and index growth, HOT updates, WAL and full-page images,
+# checkpoints, waits, and per-statement times where pg_stat_statements is loaded).
+#
+# Exits 1 if the RSS peaks grew by RSS_LIMIT (10) % or more, if the last interval's p99 exceeds
+# the first's by more than P99_LIMIT (20) %, if any request failed (a status other than 202, or
+# an I/O error), or if a request due during the run had no answer within vrs-loadgen's drain
+# (10 s after the end).
 #
 # Environment:
 #   DURATION=600           seconds of fixed-rate load
@@ -40,8 +49,10 @@
 #   SAMPLE_EVERY=1         seconds between RSS samples
 #   BASELINE=60            RSS growth counts from the first sample at or after this second
 #   RSS_LIMIT=10           largest RSS growth accepted, in %
+#   P99_LIMIT=20           largest growth of p99 from the first interval to the last, in %
 #   STORE=sqlite           or pg: PostgreSQL at BENCH_DATABASE_URL / TEST_DATABASE_URL, in a
 #                          new schema dropped afterwards
+#   PG_STATS=on PGBENCH=on  with STORE=pg: the statistics and the yardstick above (off: skip)
 #   GENERATOR=off          on: keep the pool generator running (off: --pool-threads 0, the
 #                          steady state where the pool is full; durable bets never draw on it)
 #   SERVE_FLAGS, CARGO_TARGET_DIR, READY_TIMEOUT: as in load.sh (benches/lib.sh)
@@ -57,19 +68,29 @@ INTERVAL="${INTERVAL:-60}"
 SAMPLE_EVERY="${SAMPLE_EVERY:-1}"
 BASELINE="${BASELINE:-60}"
 RSS_LIMIT="${RSS_LIMIT:-10}"
+P99_LIMIT="${P99_LIMIT:-20}"
+PG_STATS="${PG_STATS:-on}"
+PGBENCH="${PGBENCH:-on}"
 STORE="${STORE:-sqlite}"
 GENERATOR="${GENERATOR:-off}"
 # shellcheck source=benches/lib.sh
 source benches/lib.sh
+# shellcheck source=benches/pg-stats.sh
+source benches/pg-stats.sh
 
 num='^[0-9]+([.][0-9]+)?$'
-for v in DURATION FRACTION MEASURE INTERVAL SAMPLE_EVERY BASELINE RSS_LIMIT; do
+for v in DURATION FRACTION MEASURE INTERVAL SAMPLE_EVERY BASELINE RSS_LIMIT P99_LIMIT; do
     [[ ${!v} =~ $num ]] || die "$v must be a number, got ${!v}"
 done
 [[ -z $RATE || $RATE =~ $num ]] || die "RATE must be a number of requests per second"
 [[ $CONNECTIONS =~ ^[1-9][0-9]*$ ]] || die "CONNECTIONS must be a positive number"
 [[ $STORE == sqlite || $STORE == pg ]] || die "STORE must be sqlite or pg"
 [[ $GENERATOR == on || $GENERATOR == off ]] || die "GENERATOR must be on or off"
+[[ $PG_STATS == on || $PG_STATS == off ]] || die "PG_STATS must be on or off"
+[[ $PGBENCH == on || $PGBENCH == off ]] || die "PGBENCH must be on or off"
+[[ $STORE == pg ]] || { PG_STATS=off; PGBENCH=off; }
+[[ $PGBENCH == off ]] || command -v pgbench >/dev/null ||
+    die "PGBENCH=on needs pgbench (Debian: postgresql-contrib or postgresql-client)"
 [[ $STORE == sqlite ]] || require_pg
 # A short run measures growth from its middle instead of from the first minute.
 BASELINE="$(awk -v b="$BASELINE" -v d="$DURATION" 'BEGIN { print (b < d / 2 ? b : d / 2) }')"
@@ -116,6 +137,32 @@ else
     rate_source="given (RATE)"
 fi
 
+# --- the yardstick: PostgreSQL's own single-row insert rate -----------------------------------
+yardstick=""
+if [[ $PGBENCH == on ]]; then
+    store_schema=$SCHEMA
+    new_schema yard
+    psql_run "CREATE TABLE $SCHEMA.games (LIKE $store_schema.games INCLUDING ALL)" >/dev/null
+    cat >"$WORK/bet-insert.sql" <<'SQL'
+INSERT INTO games (epoch, game_id, request_id, game, bet_type, amount, player_id, player_seed,
+    operator_key, created_at_ms, leaf, acceptance_key, acceptance_sig)
+VALUES (1, md5(random()::text), md5(random()::text), 'dice', 'over7', '1.5', 'anonymous', 'soak',
+    'default', (extract(epoch FROM clock_timestamp()) * 1000)::bigint,
+    sha256(random()::text::bytea), sha256('key'), sha512(random()::text::bytea));
+SQL
+    log "yardstick: pgbench, single-row bet inserts, $CONNECTIONS clients for ${MEASURE} s"
+    fg_run pgbench -n -M prepared -c "$CONNECTIONS" -j 2 -T "$MEASURE" -f "$WORK/bet-insert.sql" \
+        "$(url_with_schema "$SCHEMA")" >"$WORK/pgbench.txt" 2>&1 || {
+        cat "$WORK/pgbench.txt" >&2
+        die "pgbench failed"
+    }
+    yardstick="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$WORK/pgbench.txt" | head -n 1)"
+    [[ -n $yardstick ]] || die "no tps in pgbench's output: $(cat "$WORK/pgbench.txt")"
+    end_schema "$SCHEMA"
+    SCHEMA=$store_schema
+    log "yardstick: $yardstick single-row inserts/s"
+fi
+
 # --- the soak ----------------------------------------------------------------------------------
 rss_kb() {
     awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status" 2>/dev/null || true
@@ -132,6 +179,7 @@ log "soak: $RATE requests/s for ${DURATION} s over $CONNECTIONS connections;" \
     >"$WORK/soak.jsonl" 2>"$WORK/soak.err" &
 CHILD=$!
 start_ns="$(date +%s%N)"
+[[ $PG_STATS == off ]] || pg_stats_begin
 : >"$WORK/rss.tsv"
 sample=0
 shown=0
@@ -146,6 +194,7 @@ while :; do
     while ((shown < lines)); do
         shown=$((shown + 1))
         l="$(grep '"t":' "$WORK/soak.jsonl" | sed -n "${shown}p")"
+        [[ $PG_STATS == off ]] || pg_stats_snapshot "$(jnum t "$l")"
         log "t=$(jnum t "$l") s: accepted $(jnum accepted "$l") of $(jnum scheduled "$l")" \
             "scheduled, other $(jnum other "$l"), errors $(jnum errors "$l"), p50" \
             "$(jnum p50_ms "$l") ms, p99 $(jnum p99_ms "$l") ms; RSS $((${kb:-0} / 1024)) MiB"
@@ -162,6 +211,11 @@ status=0
 wait "$CHILD" || status=$?
 CHILD=""
 scrape end
+if [[ $PG_STATS == on ]]; then
+    pg_stats_end
+    pg_stats_explain end
+    [[ -z ${WITH_POSTGRES_LOG:-} ]] || cp "$WITH_POSTGRES_LOG" "$PG_STATS_DIR/server.log" 2>/dev/null || true
+fi
 final="$(grep -v '"t":' "$WORK/soak.jsonl" | grep '"accepted_per_s"' | tail -n 1 || true)"
 [[ -n $final ]] || {
     cat "$WORK/soak.err" >&2
@@ -237,6 +291,12 @@ awk -v a="$peak_a" -v b="$peak_b" -v w="$BASELINE" -v g="$peak_growth" -v l="$RS
 awk -v a="$trough_a" -v b="$trough_b" -v w="$BASELINE" \
     'BEGIN { printf "RSS troughs: %.1f MiB in [%g, %g) s, %.1f MiB in the last %g s: %+.1f %%\n",
         a / 1024, w, 2 * w, b / 1024, w, (b - a) * 100 / a }'
+if [[ -n $yardstick ]]; then
+    awk -v m="${measured:-}" -v y="$yardstick" 'BEGIN {
+        if (m == "") printf "yardstick: pgbench %.0f single-row bet inserts/s (RATE was given: no closed-loop figure to compare)\n", y
+        else printf "durable bets closed-loop %.0f/s against pgbench %.0f single-row bet inserts/s: %.2f× (goal ≥ 0.6×)\n", m, y, m / y }'
+fi
+[[ $PG_STATS == off ]] || pg_stats_report
 if [[ -s $WORK/metrics-start.txt && -s $WORK/metrics-end.txt ]]; then
     echo
     echo "metrics that changed (start → end, histogram buckets left out):"
@@ -252,6 +312,12 @@ if awk -v g="$peak_growth" -v l="$RSS_LIMIT" 'BEGIN { exit !(g >= l) }'; then
 fi
 [[ $other == 0 && $errors == 0 ]] ||
     failures+=("$other answers other than 202 and $errors I/O errors: $(grep -o '"non_202":{[^}]*}' <<<"$final"), $(grep -o '"error_kinds":{[^}]*}' <<<"$final")")
+p99_first="$(jnum p99_ms "$first")"
+p99_last="$(jnum p99_ms "$last")"
+if [[ -n $p99_first && -n $p99_last ]] &&
+    awk -v a="$p99_first" -v b="$p99_last" -v l="$P99_LIMIT" 'BEGIN { exit !(b > a * (1 + l / 100)) }'; then
+    failures+=("p99 went from $p99_first ms in the first interval to $p99_last ms in the last (limit +$P99_LIMIT %)")
+fi
 ((${unfinished:-0} == 0)) ||
     failures+=("$unfinished requests due during the run had no answer 10 s after its end")
 ((${accepted:-0} > 0)) || failures+=("no request was accepted")
@@ -263,4 +329,4 @@ if ((${#failures[@]})); then
     done
     exit 1
 fi
-echo "PASSED: RSS peaks grew $peak_growth % (< $RSS_LIMIT %); every request answered 202"
+echo "PASSED: RSS peaks grew $peak_growth % (< $RSS_LIMIT %); p99 $p99_first → $p99_last ms (≤ +$P99_LIMIT %); every request answered 202"
