@@ -273,12 +273,16 @@ impl EpochStore for PgStore {
             let current = lock_epoch(&tx, epoch).await?;
             match current.status {
                 EpochStatus::Open => {
-                    // After the gate: every insert of this epoch has committed.
+                    // After the gate: every insert of this epoch has committed. Only a game
+                    // stamped later than `now_ms` (another replica's clock ahead of ours) can
+                    // move the close time, so only those are read: through `games_recent`,
+                    // usually none, where the epoch's whole range would be read (and its hint
+                    // bits written) while every replica's inserts wait on the gate.
                     let last_game: Option<i64> = tx
                         .query_one(
                             "SELECT MAX(created_at_ms) FROM games
-                             WHERE epoch = $1 OR bet_epoch = $1",
-                            &[&(epoch as i64)],
+                             WHERE created_at_ms > $2 AND (epoch = $1 OR bet_epoch = $1)",
+                            &[&(epoch as i64), &now_ms],
                         )
                         .await
                         .map_err(pg_err)?
@@ -433,13 +437,18 @@ impl EpochStore for PgStore {
                 bound as u64,
                 games,
             )?;
-            let update = tx
+            // Inserted, not written into the games' rows (schema 9): the games table is only
+            // appended to, and a result costs one row and one index entry.
+            let insert = tx
                 .prepare_cached(
-                    "UPDATE games g SET seq = u.seq, rng_value = u.rng_value, dice = u.dice,
-                         won = u.won, payout = u.payout, resolved_at_ms = $2
+                    "INSERT INTO game_results (game_id, seq, rng_value, dice, won, payout,
+                         resolved_at_ms)
+                     SELECT u.game_id, u.seq, u.rng_value, u.dice, u.won, u.payout, $2
                      FROM UNNEST($3::text[], $4::int8[], $5::text[], $6::text[], $7::bool[],
                                  $8::text[]) AS u (game_id, seq, rng_value, dice, won, payout)
-                     WHERE g.game_id = u.game_id AND g.epoch = $1 AND g.rng_value IS NULL",
+                     JOIN games g ON g.game_id = u.game_id
+                     WHERE g.epoch = $1 AND g.rng_value IS NULL
+                     ON CONFLICT (game_id) DO NOTHING",
                 )
                 .await
                 .map_err(pg_err)?;
@@ -458,9 +467,9 @@ impl EpochStore for PgStore {
                 let won: Vec<Option<bool>> = chunk.iter().map(|g| g.won).collect();
                 let payouts: Vec<Option<&str>> =
                     chunk.iter().map(|g| g.payout.as_deref()).collect();
-                let updated = tx
+                let written = tx
                     .execute(
-                        &update,
+                        &insert,
                         &[
                             &e,
                             &output.resolved_at_ms,
@@ -475,11 +484,11 @@ impl EpochStore for PgStore {
                     .await
                     .map_err(pg_err)?;
                 // Every id is a game of this epoch (checked above); each must be written once.
-                if updated != chunk.len() as u64 {
+                if written != chunk.len() as u64 {
                     return Err(StoreError::Conflict(format!(
                         "epoch {epoch}: {} resolutions named a game twice or one already \
                          resolved",
-                        chunk.len() as u64 - updated.min(chunk.len() as u64)
+                        chunk.len() as u64 - written.min(chunk.len() as u64)
                     )));
                 }
             }

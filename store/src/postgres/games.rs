@@ -96,15 +96,27 @@ pub(super) async fn insert_games(
     Ok((epoch as u64, signed))
 }
 
-/// Game columns, followed by a `seq` expression.
+/// Game columns, read `FROM` [`GAMES_WITH_RESULTS`], followed by a `seq` expression. An epoch
+/// game's result is in game_results (schema 9); a pool-served game's, and one resolved before
+/// schema 9, in its own row.
 pub(super) const GAME_COLUMNS: &str =
     "g.game_id, g.request_id, g.game, g.bet_type, g.target, g.combo, \
      g.amount, g.player_id, g.player_seed, g.operator_key, g.created_at_ms, g.epoch, g.leaf, \
-     g.rng_value, g.dice, g.won, g.payout, g.resolved_at_ms, g.pool_index, g.acceptance_key, \
-     g.acceptance_sig, g.bet_epoch";
+     COALESCE(r.rng_value, g.rng_value) AS rng_value, COALESCE(r.dice, g.dice) AS dice, \
+     CASE WHEN r.game_id IS NULL THEN g.won ELSE r.won END AS won, \
+     CASE WHEN r.game_id IS NULL THEN g.payout ELSE r.payout END AS payout, \
+     COALESCE(r.resolved_at_ms, g.resolved_at_ms) AS resolved_at_ms, g.pool_index, \
+     g.acceptance_key, g.acceptance_sig, g.bet_epoch";
+
+/// The games with their results, for [`GAME_COLUMNS`]: each game's result looked up by its
+/// key. As a plain join, an epoch's read was planned as a hash join over every result ever
+/// stored, growing with the store (docs/PERFORMANCE.md, "PostgreSQL soak"); the LIMIT keeps
+/// the subquery from being flattened into one.
+pub(super) const GAMES_WITH_RESULTS: &str = "games g LEFT JOIN LATERAL (
+         SELECT * FROM game_results x WHERE x.game_id = g.game_id LIMIT 1) r ON true";
 
 /// A game's position as stored: written when its epoch resolves, NULL before.
-pub(super) const SEQ_OF_ONE: &str = "g.seq";
+pub(super) const SEQ_OF_ONE: &str = "COALESCE(r.seq, g.seq)";
 
 /// Positions of a whole epoch's games in one pass (the per-row count would be quadratic).
 pub(super) const SEQ_IN_EPOCH: &str = "row_number() OVER (ORDER BY g.id) - 1";

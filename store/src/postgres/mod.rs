@@ -37,7 +37,7 @@ use pool::{
     pool_batch_from_row, pool_entry_from_row, serve_group, POOL_BATCH_COLUMNS, POOL_ENTRY_COLUMNS,
 };
 
-use games::{game_from_row, insert_games, open_for_games, GAME_COLUMNS};
+use games::{game_from_row, insert_games, open_for_games, GAMES_WITH_RESULTS, GAME_COLUMNS};
 
 use epochs::{epoch_from_row, EPOCH_COLUMNS, EPOCH_GATE, RESOLVE_TIMEOUT};
 
@@ -77,6 +77,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (
         8,
         include_str!("../../migrations/postgres/0008_acceptance.sql"),
+    ),
+    (
+        9,
+        include_str!("../../migrations/postgres/0009_game_results.sql"),
     ),
 ];
 
@@ -492,7 +496,7 @@ impl PgStore {
             let client = self.client().await?;
             let stmt = client
                 .prepare_cached(&format!(
-                    "SELECT {GAME_COLUMNS}, {seq} AS seq FROM games g {tail}"
+                    "SELECT {GAME_COLUMNS}, {seq} AS seq FROM {GAMES_WITH_RESULTS} {tail}"
                 ))
                 .await
                 .map_err(pg_err)?;

@@ -907,6 +907,130 @@ async fn sqlite_closes_go_through_a_stream_of_inserts() {
         .await;
 }
 
+/// An epoch closes at the close's clock, or later where one of its games was stamped later
+/// (another replica's clock ahead of the closing one's); an earlier stamp changes nothing.
+async fn a_game_stamped_after_the_close_moves_its_time(s: Arc<dyn Store>) {
+    s.bootstrap("test512", 0, &crate::OPEN_ENDED).await.unwrap();
+    let early = game(40, "dice");
+    s.insert_game(early, &signer()).await.unwrap();
+    s.close_epoch(1, 50, [7; 32], &crate::OPEN_ENDED)
+        .await
+        .unwrap();
+    assert_eq!(s.epoch(1).await.unwrap().unwrap().closed_at_ms, Some(50));
+    let ahead = NewGame {
+        created_at_ms: 10_000,
+        ..game(41, "dice")
+    };
+    s.insert_game(ahead, &signer()).await.unwrap();
+    s.insert_game(game(42, "rng"), &signer()).await.unwrap();
+    s.close_epoch(2, 60, [7; 32], &crate::OPEN_ENDED)
+        .await
+        .unwrap();
+    assert_eq!(
+        s.epoch(2).await.unwrap().unwrap().closed_at_ms,
+        Some(10_000)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_game_stamped_after_the_close_moves_its_time() {
+    let schema = TestSchema::create("stamp");
+    a_game_stamped_after_the_close_moves_its_time(Arc::new(pg(&schema).await)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_game_stamped_after_the_close_moves_its_time() {
+    let dir = tempfile::tempdir().unwrap();
+    a_game_stamped_after_the_close_moves_its_time(Arc::new(SqliteStore::open(dir.path()).unwrap()))
+        .await;
+}
+
+/// Resolving an epoch only inserts (schema 9): its games' rows are never updated, so they
+/// leave no dead tuple and no second index entry behind. Read from PostgreSQL's statistics,
+/// which each session reports within about a second of going idle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_resolving_an_epoch_leaves_the_games_rows_alone() {
+    let schema = TestSchema::create("append");
+    let s = pg(&schema).await;
+    s.bootstrap("test512", 0, &crate::OPEN_ENDED).await.unwrap();
+    let n = 300u32;
+    for i in 0..n {
+        s.insert_game(game(700_000 + i, "dice"), &signer())
+            .await
+            .unwrap();
+    }
+    s.close_epoch(1, 1, [7; 32], &crate::OPEN_ENDED)
+        .await
+        .unwrap();
+    s.set_epoch_input(1, &input(u64::from(n))).await.unwrap();
+    let resolutions: Vec<GameResolution> = s
+        .epoch_games(1)
+        .await
+        .unwrap()
+        .iter()
+        .map(|g| resolution(&g.new.game_id))
+        .collect();
+    s.resolve_epoch(1, &output(), &resolutions).await.unwrap();
+    let (client, conn) = tokio_postgres::connect(&schema.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let stats = "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables
+                 WHERE schemaname = current_schema() AND relname IN ('games', 'game_results')
+                 ORDER BY relname";
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let rows = loop {
+        let rows: Vec<(String, i64, i64, i64)> = client
+            .query(stats, &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect();
+        let results_seen = rows
+            .iter()
+            .any(|r| r.0 == "game_results" && r.1 >= i64::from(n));
+        if results_seen || tokio::time::Instant::now() > deadline {
+            break rows;
+        }
+        client
+            .batch_execute("SELECT pg_stat_clear_snapshot()")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let n = i64::from(n);
+    assert_eq!(
+        rows,
+        vec![
+            ("game_results".to_owned(), n, 0, 0),
+            ("games".to_owned(), n, 0, 0)
+        ],
+        "(table, inserted, updated, deleted)"
+    );
+    // And every game reads back resolved, with its position.
+    let games = s.epoch_games(1).await.unwrap();
+    assert!(games
+        .iter()
+        .enumerate()
+        .all(|(i, g)| g.resolution.is_some() && g.seq == Some(i as u64)));
+    let one = s.game(&games[7].new.game_id).await.unwrap().unwrap();
+    assert_eq!((one.seq, one.resolved_at_ms), (Some(7), Some(1_000)));
+
+    // A game resolved before schema 9 has its result in its own row, and reads the same.
+    let old = game(800_000, "dice");
+    s.insert_game(old.clone(), &signer()).await.unwrap();
+    schema.execute(&format!(
+        "UPDATE games SET seq = 0, rng_value = '{}', dice = '1,2', won = true, payout = '1.98',
+             resolved_at_ms = 5 WHERE game_id = '{}'",
+        "ab".repeat(32),
+        old.game_id
+    ));
+    let g = s.game(&old.game_id).await.unwrap().unwrap();
+    assert_eq!(g.resolution, Some(resolution(&old.game_id)));
+    assert_eq!((g.seq, g.resolved_at_ms), (Some(0), Some(5)));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_a_large_epoch_resolves() {
     let schema = TestSchema::create("large");
