@@ -71,6 +71,10 @@ pub enum BackendKind {
     CryptoBigint,
     /// Our Montgomery squaring, best kernel for this CPU: the default.
     Fast,
+    /// Our Montgomery squaring, the `mulx`/`adcx`/`adox` kernel even where the CPU has AVX-512
+    /// IFMA (which `Fast` runs there): the row to compare the two by.
+    #[cfg(target_arch = "x86_64")]
+    FastMulx,
     /// Our Montgomery squaring, portable kernel (what a CPU without BMI2/ADX runs).
     FastPortable,
     /// GMP `mpz_powm` by 2^n: the yardstick (feature `gmp`).
@@ -82,10 +86,14 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
-    /// Every backend of this build, the default first.
+    /// Every backend of this build that this CPU runs, the default first.
     pub fn all() -> Vec<BackendKind> {
-        vec![
-            BackendKind::Fast,
+        let mut all = vec![BackendKind::Fast];
+        #[cfg(target_arch = "x86_64")]
+        if fast::Kernel::Adx.is_supported() {
+            all.push(BackendKind::FastMulx);
+        }
+        all.extend([
             BackendKind::FastPortable,
             BackendKind::CryptoBigint,
             BackendKind::Reference,
@@ -93,7 +101,8 @@ impl BackendKind {
             BackendKind::Gmp,
             #[cfg(feature = "gmp")]
             BackendKind::GmpMulmod,
-        ]
+        ]);
+        all
     }
 
     pub fn name(self) -> &'static str {
@@ -101,6 +110,8 @@ impl BackendKind {
             BackendKind::Reference => "reference",
             BackendKind::CryptoBigint => "crypto-bigint",
             BackendKind::Fast => "fast",
+            #[cfg(target_arch = "x86_64")]
+            BackendKind::FastMulx => "fast-mulx",
             BackendKind::FastPortable => "fast-portable",
             #[cfg(feature = "gmp")]
             BackendKind::Gmp => "gmp",
@@ -151,6 +162,12 @@ macro_rules! with_backend {
                 $crate::backend::crypto_bigint::CryptoBigint::prepare($modulus).map(|$b| $body)
             }
             BackendKind::Fast => $crate::backend::fast::Fast::prepare($modulus).map(|$b| $body),
+            #[cfg(target_arch = "x86_64")]
+            BackendKind::FastMulx => $crate::backend::fast::Fast::with_kernel(
+                $modulus,
+                $crate::backend::fast::Kernel::Adx,
+            )
+            .map(|$b| $body),
             BackendKind::FastPortable => $crate::backend::fast::Fast::with_kernel(
                 $modulus,
                 $crate::backend::fast::Kernel::Portable,

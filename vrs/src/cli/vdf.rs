@@ -42,9 +42,10 @@ pub struct ProveArgs {
     /// is the secure size).
     #[arg(long, visible_alias = "modulus", default_value = "rsa2048")]
     group: String,
-    /// Squaring backend for the evaluation. RSA group: fast, fast-portable, crypto-bigint,
-    /// reference, gmp, gmp-mulmod (gmp ones need a build with --features gmp). Class group:
-    /// fast or reference.
+    /// Squaring backend for the evaluation. RSA group: fast (the best kernel for this CPU),
+    /// fast-mulx (x86-64: the mulx kernel even where AVX-512 IFMA exists), fast-portable,
+    /// crypto-bigint, reference, gmp, gmp-mulmod (gmp ones need a build with --features gmp).
+    /// Class group: fast or reference.
     #[arg(long, default_value = "fast")]
     backend: String,
     /// Also publish x^(2^(k·N)) for every multiple k·N below T, for segment replay.
