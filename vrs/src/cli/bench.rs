@@ -306,7 +306,7 @@ fn bench_vdf(args: VdfBenchArgs) -> anyhow::Result<ExitCode> {
         round.as_secs_f64()
     );
     println!(
-        "{:<16} {:>12} {:>14} {:>8}",
+        "{:<20} {:>12} {:>14} {:>8}",
         "backend", "ns/squaring", "squarings/s", "vs GMP"
     );
     for row in &rows {
@@ -319,7 +319,7 @@ fn bench_vdf(args: VdfBenchArgs) -> anyhow::Result<ExitCode> {
             row.backend.to_owned()
         };
         println!(
-            "{name:<16} {:>12.1} {:>14.0} {ratio:>8}",
+            "{name:<20} {:>12.1} {:>14.0} {ratio:>8}",
             row.ns_per_square, row.squarings_per_s
         );
     }
