@@ -1,6 +1,6 @@
 //! Montgomery squaring in radix 2^52 for moduli below 2^2048: the arithmetic of the AVX-512
 //! IFMA kernel (ifma.rs), written here digit by digit as its portable twin, and what both
-//! share (the prepared modulus, the conversions, the final reduction).
+//! share (the prepared modulus, the conversions, the way back to R-form).
 //!
 //! A value is 40 digits of 52 bits. With R₅₂ = 2^2080 > 4N the almost-Montgomery product
 //! (no final subtraction) of two values below 2N is again below 2N, so a chain of squarings
@@ -96,20 +96,6 @@ pub fn normalize(d: &mut Digits) {
     }
 }
 
-/// Subtracts N once if the value (below 2N, normalized) is at least N.
-pub fn reduce(d: &mut Digits, n: &Digits) {
-    let below = d.iter().rev().zip(n.iter().rev()).find(|(a, b)| a != b);
-    if matches!(below, Some((a, b)) if a < b) {
-        return;
-    }
-    let mut borrow = 0u64;
-    for (x, &nj) in d.iter_mut().zip(n) {
-        let v = x.wrapping_sub(nj).wrapping_sub(borrow);
-        borrow = v >> 63;
-        *x = v & MASK;
-    }
-}
-
 /// x ← x^(2^k) for x in Montgomery form (R = 2^2048): the portable twin of the IFMA kernel.
 pub fn sqr_n(p: &Amm52, x: &mut [u64; LIMBS], k: u64) {
     let product = |a: &Digits, b: &Digits| {
@@ -130,18 +116,7 @@ pub fn sqr_n(p: &Amm52, x: &mut [u64; LIMBS], k: u64) {
 /// product with 2^2048 mod N, and it runs at every checkpoint.
 pub fn leave(p: &Amm52, z: &Digits) -> [u64; LIMBS] {
     // z and N in 33 64-bit limbs (z may pass 2^2048).
-    let wide = |d: &Digits| {
-        let mut w = [0u64; LIMBS + 1];
-        for (j, &dj) in d.iter().enumerate() {
-            let (i, s) = (52 * j / 64, 52 * j % 64);
-            w[i] |= dj << s;
-            if s > 12 {
-                w[i + 1] |= dj >> (64 - s);
-            }
-        }
-        w
-    };
-    let (z, n) = (wide(z), wide(&p.n));
+    let (z, n) = (pack::<{ LIMBS + 1 }>(z), pack::<{ LIMBS + 1 }>(&p.n));
     let m = (z[0] as u32).wrapping_mul(p.k0 as u32);
     // w = z + m·N, one limb more.
     let mut w = [0u64; LIMBS + 2];
@@ -189,11 +164,16 @@ pub fn from_limbs_52(x: &[u64; LIMBS]) -> Digits {
 
 /// Normalized 52-bit digits of a value below 2^2048 as 64-bit limbs.
 pub fn to_limbs_64(d: &Digits) -> [u64; LIMBS] {
-    let mut x = [0u64; LIMBS];
+    pack::<LIMBS>(d)
+}
+
+/// Normalized 52-bit digits as L 64-bit limbs (the value must fit in them).
+fn pack<const L: usize>(d: &Digits) -> [u64; L] {
+    let mut x = [0u64; L];
     for (j, &dj) in d.iter().enumerate() {
         let (w, s) = (52 * j / 64, 52 * j % 64);
         x[w] |= dj << s;
-        if s > 12 && w + 1 < LIMBS {
+        if s > 12 && w + 1 < L {
             x[w + 1] |= dj >> (64 - s);
         }
     }
@@ -253,18 +233,5 @@ mod tests {
                 .unwrap_or(0);
         }
         d
-    }
-
-    #[test]
-    fn reduce_subtracts_only_at_or_above_n() {
-        let n = from_limbs_52(&[u64::MAX; LIMBS]);
-        let mut same = n;
-        reduce(&mut same, &n);
-        assert_eq!(same, [0; DIGITS]);
-        let mut below = n;
-        below[0] -= 1;
-        let before = below;
-        reduce(&mut below, &n);
-        assert_eq!(below, before);
     }
 }

@@ -27,8 +27,9 @@ pub unsafe fn sqr_n(p: &Amm52, x: &mut [u64; LIMBS], k: u64) {
             d
         }
     };
+    let mut acc = load(&d);
     for _ in 0..k {
-        let mut acc = amm(&load(&d), &d, &n, p.k0);
+        acc = amm(&acc, &d, &n, p.k0);
         normalize(&mut acc);
         store(&acc, &mut d);
     }
