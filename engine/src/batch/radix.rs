@@ -40,18 +40,22 @@ pub(crate) struct Params {
 impl Params {
     /// In radix 2^28. `backend` names the caller in the error for a modulus it cannot take.
     pub fn new(modulus: &Modulus, backend: &str) -> Result<Self> {
-        Self::with_radix(modulus, backend, RADIX, MAX_LIMBS)
+        Self::with_radix(modulus, backend, RADIX, MAX_LIMBS, 1)
     }
 
-    /// In radix 2^bits with at most `max_digits` digits (the IFMA kernel: 52 and 40).
+    /// In radix 2^bits with at most `max_digits` digits, their count rounded up to a multiple
+    /// of `multiple` (the IFMA kernel: 52, 40 and 4, for its blocks of 4 columns).
     pub fn with_radix(
         modulus: &Modulus,
         backend: &str,
         bits: u32,
         max_digits: usize,
+        multiple: usize,
     ) -> Result<Self> {
         let nn = modulus.n();
-        let n = (nn.bits() as usize + 2).div_ceil(bits as usize);
+        let n = (nn.bits() as usize + 2)
+            .div_ceil(bits as usize)
+            .next_multiple_of(multiple);
         if !nn.bit(0) || n > max_digits || nn.bits() < 2 {
             return Err(Error::BadModulus(format!(
                 "{}: the {backend} backend needs an odd modulus of at most {} bits",

@@ -137,6 +137,12 @@ fn bad_inputs_are_refused() {
         );
     }
     assert_eq!(Simd::new().kernel(), Kernel::detect());
+    assert!(Kernel::detect().is_supported());
+    for k in Kernel::all() {
+        assert_eq!(Kernel::parse(k.name()).ok(), Some(k));
+    }
+    let err = Kernel::parse("sse2").expect_err("no such kernel");
+    assert!(err.to_string().contains("avx2"), "{err}");
     assert_eq!(b.name(), "simd");
     let portable = Simd::with_kernel(Kernel::Portable)
         .expect("always supported")

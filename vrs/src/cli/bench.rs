@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use vrs_engine::backend::fast::Fast;
 use vrs_engine::backend::{Backend, BackendKind};
+use vrs_engine::batch::{self, BatchBackend, BatchKind};
 use vrs_engine::group::Modulus;
 use vrs_engine::vdf::{self, EvalOptions};
 use vrs_engine::{calibrate, with_backend};
@@ -51,9 +52,21 @@ pub struct PoolBenchArgs {
     /// Comma-separated backends (default: all in this build).
     #[arg(long, value_delimiter = ',')]
     backends: Vec<String>,
+    /// Comma-separated batch backends (cpu, simd, gpu) for rows that compute whole batches of
+    /// entries side by side on every thread, as the service's pool generator does (rows
+    /// batch:<name>; with cpu among them, each other batch row's ratio to it is printed too).
+    #[arg(long = "batch", value_delimiter = ',', value_parser = parse_batch_kind)]
+    batch: Vec<BatchKind>,
+    /// Entries per batch in the batch rows (the service's --pool-batch).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=8192))]
+    batch_size: u64,
     /// Print a JSON array of {backend, threads, entries_per_s, us_per_entry, ratio}.
     #[arg(long)]
     json: bool,
+}
+
+fn parse_batch_kind(s: &str) -> Result<BatchKind, String> {
+    BatchKind::parse(s).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Args)]
@@ -107,7 +120,8 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
 /// One row of `vrs bench pool --json`.
 #[derive(Debug, Serialize)]
 struct PoolRow {
-    backend: &'static str,
+    /// A single-chain backend, or batch:<name> for a batch backend.
+    backend: String,
     threads: usize,
     entries_per_s: f64,
     us_per_entry: f64,
@@ -145,6 +159,34 @@ fn pool_rate<B: Backend + Sync>(
     Ok(done as f64 / start.elapsed().as_secs_f64())
 }
 
+/// Complete pool entries per second computed `size` at a time on a batch backend (every
+/// thread), for `seconds`: the service's pool generator's path (`pool::compute_entries`).
+fn pool_batch_rate(
+    backend: &dyn BatchBackend,
+    modulus: &Modulus,
+    t: u64,
+    size: u64,
+    seconds: f64,
+) -> anyhow::Result<f64> {
+    let seed = [0x5a; 32];
+    let secrets: Vec<[u8; 32]> = (0..size)
+        .map(|i| {
+            let mut s = [7u8; 32];
+            s[..8].copy_from_slice(&i.to_le_bytes());
+            s
+        })
+        .collect();
+    let start = Instant::now();
+    let mut done = 0u64;
+    while done == 0 || start.elapsed().as_secs_f64() < seconds {
+        let entries =
+            vrs_engine::pool::compute_entries(backend, modulus, &seed, done + 1, &secrets, t)?;
+        black_box(vrs_engine::pool::batch_root(&entries));
+        done += size;
+    }
+    Ok(done as f64 / start.elapsed().as_secs_f64())
+}
+
 fn bench_pool(args: PoolBenchArgs) -> anyhow::Result<ExitCode> {
     if args.seconds.is_nan() || args.seconds <= 0.0 {
         bail!("--seconds must be positive");
@@ -163,7 +205,10 @@ fn bench_pool(args: PoolBenchArgs) -> anyhow::Result<ExitCode> {
             plan.push((*k, threads));
         }
     }
-    let bar = progress::bar(plan.len() as u64, "generating pool entries");
+    let bar = progress::bar(
+        (plan.len() + args.batch.len()) as u64,
+        "generating pool entries",
+    );
     let mut rows = Vec::new();
     let mut yardstick = None;
     for (kind, n) in plan {
@@ -176,11 +221,39 @@ fn bench_pool(args: PoolBenchArgs) -> anyhow::Result<ExitCode> {
         ))??;
         let base = *yardstick.get_or_insert(rate);
         rows.push(PoolRow {
-            backend: kind.name(),
+            backend: kind.name().to_owned(),
             threads: n,
             entries_per_s: rate,
             us_per_entry: 1e6 / rate,
             ratio: rate / base,
+        });
+        bar.inc(1);
+    }
+    for &kind in &args.batch {
+        let label = format!("batch:{}", kind.name());
+        let backend = match batch::open_with(kind, threads) {
+            Ok(b) => b,
+            Err(e) => {
+                bar.suspend(|| eprintln!("{label}: skipped: {e}"));
+                continue;
+            }
+        };
+        bar.suspend(|| eprintln!("{label}: {}", backend.describe()));
+        // One untimed batch: what a backend does once (a GPU's pipelines) is not timed.
+        pool_batch_rate(backend.as_ref(), &modulus, args.iterations, 1, 1e-9)?;
+        let rate = pool_batch_rate(
+            backend.as_ref(),
+            &modulus,
+            args.iterations,
+            args.batch_size,
+            args.seconds,
+        )?;
+        rows.push(PoolRow {
+            backend: label,
+            threads,
+            entries_per_s: rate,
+            us_per_entry: 1e6 / rate,
+            ratio: rate / yardstick.unwrap_or(rate),
         });
         bar.inc(1);
     }
@@ -203,6 +276,19 @@ fn bench_pool(args: PoolBenchArgs) -> anyhow::Result<ExitCode> {
             "{:<14} {:>7} {:>12.0} {:>12.1} {:>7.2}",
             r.backend, r.threads, r.entries_per_s, r.us_per_entry, r.ratio
         );
+    }
+    if let Some(cpu) = rows.iter().find(|r| r.backend == "batch:cpu") {
+        for r in rows
+            .iter()
+            .filter(|r| r.backend.starts_with("batch:") && r.backend != cpu.backend)
+        {
+            println!(
+                "{} / batch:cpu: {:.2} (batches of {})",
+                r.backend,
+                r.entries_per_s / cpu.entries_per_s,
+                args.batch_size
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

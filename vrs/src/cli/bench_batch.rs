@@ -10,6 +10,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
+use vrs_engine::batch::simd::{Kernel, Simd};
 use vrs_engine::batch::{self, BatchBackend, BatchKind, VerifyItem};
 use vrs_engine::group::{Element, Modulus};
 use vrs_engine::vdf::Proof;
@@ -27,6 +28,12 @@ struct Common {
         value_parser = parse_kind
     )]
     backends: Vec<BatchKind>,
+    /// Comma-separated kernels of the simd backend, one row each, labelled simd:<kernel>:
+    /// avx512ifma (16 values in zmm registers), avx512ifma-256 (8 values in ymm registers),
+    /// avx2, portable. Default: one simd row with the kernel this CPU runs by default (the
+    /// first of those it has). A kernel this CPU lacks is reported and skipped.
+    #[arg(long = "simd-kernel", value_delimiter = ',', value_parser = parse_kernel)]
+    simd_kernels: Vec<Kernel>,
     /// Group.
     #[arg(long, default_value = "rsa2048")]
     modulus: String,
@@ -74,7 +81,7 @@ pub struct VerifyBenchArgs {
 /// One row of `vrs bench batch --json`.
 #[derive(Debug, Serialize)]
 struct SquareRow {
-    backend: &'static str,
+    backend: String,
     batch: usize,
     squarings_per_s: f64,
     ns_per_square: f64,
@@ -83,7 +90,7 @@ struct SquareRow {
 /// One row of `vrs bench verify --json`.
 #[derive(Debug, Serialize)]
 struct VerifyRow {
-    backend: &'static str,
+    backend: String,
     batch: usize,
     proofs_per_s: f64,
     us_per_proof: f64,
@@ -93,14 +100,34 @@ fn parse_kind(s: &str) -> Result<BatchKind, String> {
     BatchKind::parse(s).map_err(|e| e.to_string())
 }
 
+fn parse_kernel(s: &str) -> Result<Kernel, String> {
+    Kernel::parse(s).map_err(|e| e.to_string())
+}
+
+/// A backend and its label in the rows: its name, or simd:<kernel> where kernels were asked.
+type Labelled = (String, Box<dyn BatchBackend>);
+
 /// The backends asked for that open here; the others are named on stderr.
-fn open_backends(kinds: &[BatchKind]) -> anyhow::Result<Vec<Box<dyn BatchBackend>>> {
-    let mut open = Vec::new();
-    for &kind in kinds {
+fn open_backends(common: &Common) -> anyhow::Result<Vec<Labelled>> {
+    let mut open: Vec<Labelled> = Vec::new();
+    for &kind in &common.backends {
+        if kind == BatchKind::Simd && !common.simd_kernels.is_empty() {
+            for &k in &common.simd_kernels {
+                let label = format!("simd:{}", k.name());
+                match Simd::with_kernel(k) {
+                    Ok(b) => {
+                        eprintln!("{label}: {}", b.describe());
+                        open.push((label, Box::new(b)));
+                    }
+                    Err(e) => eprintln!("{label}: skipped: {e}"),
+                }
+            }
+            continue;
+        }
         match batch::open(kind) {
             Ok(b) => {
                 eprintln!("{}: {}", kind.name(), b.describe());
-                open.push(b);
+                open.push((kind.name().to_owned(), b));
             }
             Err(e) => eprintln!("{}: skipped: {e}", kind.name()),
         }
@@ -173,7 +200,7 @@ fn square_rate(
 pub fn bench_batch(args: BatchBenchArgs) -> anyhow::Result<ExitCode> {
     check_common(&args.sizes, args.seconds)?;
     let modulus = Modulus::by_name(&args.common.modulus)?;
-    let backends = open_backends(&args.common.backends)?;
+    let backends = open_backends(&args.common)?;
     let largest = args.sizes.iter().copied().max().unwrap_or(1);
     let values = inputs(&modulus, largest);
     let bar = progress::bar(
@@ -181,13 +208,13 @@ pub fn bench_batch(args: BatchBenchArgs) -> anyhow::Result<ExitCode> {
         "squaring batches",
     );
     let mut rows = Vec::new();
-    for b in &backends {
+    for (label, b) in &backends {
         warm_up(b.as_ref(), &modulus, values[0].value())?;
         for &n in &args.sizes {
             let rate = square_rate(b.as_ref(), &modulus, &values[..n], args.seconds)
-                .with_context(|| format!("{} at batch {n}", b.name()))?;
+                .with_context(|| format!("{label} at batch {n}"))?;
             rows.push(SquareRow {
-                backend: b.name(),
+                backend: label.clone(),
                 batch: n,
                 squarings_per_s: rate,
                 ns_per_square: 1e9 / rate,
@@ -221,7 +248,7 @@ pub fn bench_batch(args: BatchBenchArgs) -> anyhow::Result<ExitCode> {
         modulus.id()
     );
     println!(
-        "{:<8} {:>8} {:>16} {:>12} {:>8}",
+        "{:<20} {:>8} {:>16} {:>12} {:>8}",
         "backend", "batch", "squarings/s", "ns/square", "ratio"
     );
     for r in &rows {
@@ -230,7 +257,7 @@ pub fn bench_batch(args: BatchBenchArgs) -> anyhow::Result<ExitCode> {
             .find(|c| c.backend == "cpu" && c.batch == r.batch)
             .map(|c| r.squarings_per_s / c.squarings_per_s);
         println!(
-            "{:<8} {:>8} {:>16.0} {:>12.1} {:>8}",
+            "{:<20} {:>8} {:>16.0} {:>12.1} {:>8}",
             r.backend,
             r.batch,
             r.squarings_per_s,
@@ -241,15 +268,12 @@ pub fn bench_batch(args: BatchBenchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn series(
-    backends: &[Box<dyn BatchBackend>],
-    points: impl Fn(&str) -> Vec<(f64, f64)>,
-) -> Vec<Series> {
+fn series(backends: &[Labelled], points: impl Fn(&str) -> Vec<(f64, f64)>) -> Vec<Series> {
     backends
         .iter()
-        .map(|b| Series {
-            label: b.name().to_owned(),
-            points: points(b.name()),
+        .map(|(label, _)| Series {
+            label: label.clone(),
+            points: points(label),
         })
         .collect()
 }
@@ -290,7 +314,7 @@ fn proofs(modulus: &Modulus, n: usize, t: u64) -> anyhow::Result<Vec<VerifyItem>
 pub fn bench_verify(args: VerifyBenchArgs) -> anyhow::Result<ExitCode> {
     check_common(&args.sizes, args.seconds)?;
     let modulus = Modulus::by_name(&args.common.modulus)?;
-    let backends = open_backends(&args.common.backends)?;
+    let backends = open_backends(&args.common)?;
     let largest = args.sizes.iter().copied().max().unwrap_or(1);
     eprintln!("making {largest} proofs of T = {}…", args.iterations);
     let items = proofs(&modulus, largest, args.iterations)?;
@@ -299,26 +323,26 @@ pub fn bench_verify(args: VerifyBenchArgs) -> anyhow::Result<ExitCode> {
         "verifying batches",
     );
     let mut rows = Vec::new();
-    for b in &backends {
+    for (label, b) in &backends {
         warm_up(b.as_ref(), &modulus, items[0].x.value())?;
         for &n in &args.sizes {
             let start = Instant::now();
             let mut done = 0usize;
             while done == 0 || start.elapsed().as_secs_f64() < args.seconds {
                 let answers = batch::verify_many(b.as_ref(), &modulus, &items[..n])
-                    .with_context(|| format!("{} at batch {n}", b.name()))?;
+                    .with_context(|| format!("{label} at batch {n}"))?;
                 if let Some((i, e)) = answers
                     .iter()
                     .enumerate()
                     .find_map(|(i, a)| a.as_ref().err().map(|e| (i, e)))
                 {
-                    bail!("{} rejected valid proof {i}: {e}", b.name());
+                    bail!("{label} rejected valid proof {i}: {e}");
                 }
                 done += n;
             }
             let rate = done as f64 / start.elapsed().as_secs_f64();
             rows.push(VerifyRow {
-                backend: b.name(),
+                backend: label.clone(),
                 batch: n,
                 proofs_per_s: rate,
                 us_per_proof: 1e6 / rate,
@@ -357,7 +381,7 @@ pub fn bench_verify(args: VerifyBenchArgs) -> anyhow::Result<ExitCode> {
         args.iterations
     );
     println!(
-        "{:<8} {:>8} {:>14} {:>12} {:>8}",
+        "{:<20} {:>8} {:>14} {:>12} {:>8}",
         "backend", "batch", "proofs/s", "µs/proof", "ratio"
     );
     for r in &rows {
@@ -366,7 +390,7 @@ pub fn bench_verify(args: VerifyBenchArgs) -> anyhow::Result<ExitCode> {
             .find(|c| c.backend == "cpu" && c.batch == r.batch)
             .map(|c| r.proofs_per_s / c.proofs_per_s);
         println!(
-            "{:<8} {:>8} {:>14.0} {:>12.1} {:>8}",
+            "{:<20} {:>8} {:>14.0} {:>12.1} {:>8}",
             r.backend,
             r.batch,
             r.proofs_per_s,

@@ -134,42 +134,48 @@ fn help_explains_the_commands() {
     assert!(stdout(&o).contains("--iterations"));
 }
 
+/// `vrs bench pool --json` on test512 with T_pool = 16 and 2 threads, plus `extra`: the rows
+/// and their (backend, threads).
+fn pool_rows(extra: &[&str]) -> (Vec<Value>, Vec<(String, u64)>) {
+    let mut args = vec![
+        "bench",
+        "pool",
+        "--modulus",
+        "test512",
+        "--iterations",
+        "16",
+        "--seconds",
+        "0.1",
+        "--threads",
+        "2",
+        "--json",
+    ];
+    args.extend(extra);
+    let o = vrs(&args, "");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<Value> = serde_json::from_str(&stdout(&o)).expect("JSON array");
+    let plan = rows
+        .iter()
+        .map(|r| {
+            let backend = r["backend"].as_str().unwrap().to_owned();
+            (backend, r["threads"].as_u64().unwrap())
+        })
+        .collect();
+    (rows, plan)
+}
+
+fn owned(plan: &[(&str, u64)]) -> Vec<(String, u64)> {
+    plan.iter().map(|&(b, t)| (b.to_owned(), t)).collect()
+}
+
 /// `vrs bench pool --json`: complete entries per second, the yardstick (fast on one thread)
 /// first with ratio 1.
 #[test]
 fn bench_pool_json_rows() {
-    let o = vrs(
-        &[
-            "bench",
-            "pool",
-            "--modulus",
-            "test512",
-            "--iterations",
-            "16",
-            "--seconds",
-            "0.1",
-            "--threads",
-            "2",
-            "--backends",
-            "reference,fast",
-            "--json",
-        ],
-        "",
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let rows: Vec<Value> = serde_json::from_str(&stdout(&o)).expect("JSON array");
-    let plan: Vec<(&str, u64)> = rows
-        .iter()
-        .map(|r| {
-            (
-                r["backend"].as_str().unwrap(),
-                r["threads"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let (rows, plan) = pool_rows(&["--backends", "reference,fast"]);
     assert_eq!(
         plan,
-        [("fast", 1), ("fast", 2), ("reference", 1), ("reference", 2)]
+        owned(&[("fast", 1), ("fast", 2), ("reference", 1), ("reference", 2)])
     );
     assert_eq!(rows[0]["ratio"], 1.0);
     for r in &rows {
@@ -177,4 +183,71 @@ fn bench_pool_json_rows() {
         let us = r["us_per_entry"].as_f64().unwrap();
         assert!(rate > 0.0 && (rate * us / 1e6 - 1.0).abs() < 1e-6, "{r}");
     }
+}
+
+/// `vrs bench pool --batch`: rows batch:<name> after the single-chain rows, on every thread,
+/// computed by the pool generator's path, with the ratio to the yardstick.
+#[test]
+fn bench_pool_batch_rows() {
+    let batch = [
+        "--backends",
+        "fast",
+        "--batch",
+        "cpu,simd",
+        "--batch-size",
+        "8",
+    ];
+    let (rows, plan) = pool_rows(&batch);
+    assert_eq!(
+        plan,
+        owned(&[
+            ("fast", 1),
+            ("fast", 2),
+            ("batch:cpu", 2),
+            ("batch:simd", 2)
+        ])
+    );
+    let yardstick = rows[0]["entries_per_s"].as_f64().unwrap();
+    for r in &rows[2..] {
+        let rate = r["entries_per_s"].as_f64().unwrap();
+        let ratio = r["ratio"].as_f64().unwrap();
+        assert!(
+            rate > 0.0 && (rate / yardstick / ratio - 1.0).abs() < 1e-9,
+            "{r}"
+        );
+    }
+    let o = vrs(&["bench", "pool", "--batch", "cpu,nope"], "");
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// `vrs bench batch --simd-kernel`: one simd row per kernel, labelled simd:<kernel>; a name
+/// that is no kernel is refused with the list.
+#[test]
+fn bench_batch_rows_per_simd_kernel() {
+    let o = vrs(
+        &[
+            "bench",
+            "batch",
+            "--backend",
+            "cpu,simd",
+            "--simd-kernel",
+            "portable",
+            "--sizes",
+            "4",
+            "--modulus",
+            "test512",
+            "--seconds",
+            "0.05",
+            "--json",
+        ],
+        "",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<Value> = serde_json::from_str(&stdout(&o)).expect("JSON array");
+    let labels: Vec<&str> = rows.iter().filter_map(|r| r["backend"].as_str()).collect();
+    assert_eq!(labels, ["cpu", "simd:portable"]);
+    let o = vrs(&["bench", "batch", "--simd-kernel", "sse2"], "");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("avx512ifma-256"), "{err}");
 }

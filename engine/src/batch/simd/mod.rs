@@ -8,19 +8,20 @@
 //! monty.rs. Rayon runs the chunks on the cores; the last chunk of a batch pads its empty
 //! lanes with zeros.
 //!
-//! Kernels ([`Kernel`]), chosen at run time, fastest first: `avx512ifma` (8 values per zmm
-//! register in radix 2^52, ifma.rs, with its own portable twin for the tests), `avx2` (ymm
-//! registers) and `portable`, the AVX2 algorithm on `[u64; 4]` in plain Rust, for CPUs
-//! without AVX2 and for the tests, which check every kernel the CPU has against the oracle
-//! and each other. The 2-core machines this is built on lack AVX-512: the IFMA kernel's
-//! tests ran on the Xeon of the H100 machine (docs/PERFORMANCE.md).
+//! Kernels ([`Kernel`]), chosen at run time, fastest first: `avx512ifma` (16 values in two
+//! zmm registers per digit, radix 2^52, ifma.rs, with its own portable twin for the tests),
+//! `avx512ifma-256` (the same schedule on 8 values in ymm registers, for CPUs that run a
+//! 512-bit operation as two halves; `batch::fastest` times both), `avx2` (ymm registers) and
+//! `portable`, the AVX2 algorithm on `[u64; 4]` in plain Rust, for CPUs without AVX2 and for
+//! the tests, which check every kernel the CPU has against the oracle and each other.
 //!
-//! What it is worth, on Zen 2: a core issues 2 `vpmuludq` a cycle, but with the `vpaddq`
-//! each product needs it sustains about 1.5 multiply-and-add pairs a cycle (0.63 to 0.68
-//! cycles per pair in microbenchmarks). A 2048-bit squaring of 4 lanes is about 8,300
+//! What the AVX2 kernel is worth, on Zen 2: a core issues 2 `vpmuludq` a cycle, but with the
+//! `vpaddq` each product needs it sustains about 1.5 multiply-and-add pairs a cycle (0.63 to
+//! 0.68 cycles per pair in microbenchmarks). A 2048-bit squaring of 4 lanes is about 8,300
 //! pairs (74² for the reduction, 74·75/2 for the square): some 5,300 cycles at that floor
-//! for 4 values, against about 2,330 for one on the scalar `fast` kernel (1,552 `mulx`
-//! products). So 1.75× at best; about 1.5× measured. 2× would take 0.56 cycles a pair.
+//! for 4 values, against about 2,330 for one on the scalar mulx kernel (1,552 `mulx`
+//! products). So 1.75× at best; about 1.5× measured. The IFMA kernels' figures, per CPU,
+//! are in docs/PERFORMANCE.md.
 
 #[cfg(target_arch = "x86_64")]
 mod ifma;
@@ -46,9 +47,13 @@ pub enum Kernel {
     /// 4 lanes in a ymm register (x86-64 with AVX2).
     #[cfg(target_arch = "x86_64")]
     Avx2,
-    /// 8 lanes in a zmm register in radix 2^52 (x86-64 with AVX-512 IFMA; ifma.rs).
+    /// 16 lanes in two zmm registers in radix 2^52 (x86-64 with AVX-512 IFMA; ifma.rs).
     #[cfg(target_arch = "x86_64")]
     Avx512Ifma,
+    /// The same schedule on 8 lanes in two ymm registers (AVX-512VL's 256-bit IFMA), for
+    /// CPUs that split a 512-bit operation in two halves.
+    #[cfg(target_arch = "x86_64")]
+    Avx512Ifma256,
 }
 
 impl Kernel {
@@ -58,17 +63,43 @@ impl Kernel {
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512Ifma,
             #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512Ifma256,
+            #[cfg(target_arch = "x86_64")]
             Kernel::Avx2,
             Kernel::Portable,
         ]
     }
 
-    /// The fastest kernel this CPU can run.
+    /// The fastest kernel this CPU can run: the first of [`Kernel::all`] it supports, except
+    /// that where it has IFMA the two vector widths are timed against each other once per
+    /// process (about a millisecond), because which is faster depends on how the CPU runs
+    /// 512-bit operations (docs/PERFORMANCE.md).
     pub fn detect() -> Self {
+        static CHOSEN: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
+        *CHOSEN.get_or_init(|| {
+            #[cfg(target_arch = "x86_64")]
+            if Kernel::Avx512Ifma.is_supported() {
+                return faster_ifma_width();
+            }
+            Self::all()
+                .into_iter()
+                .find(|k| k.is_supported())
+                .unwrap_or(Kernel::Portable)
+        })
+    }
+
+    /// The kernel named `name` (as in benchmark output).
+    pub fn parse(name: &str) -> Result<Self> {
         Self::all()
             .into_iter()
-            .find(|k| k.is_supported())
-            .unwrap_or(Kernel::Portable)
+            .find(|k| k.name() == name.trim())
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::all().into_iter().map(Kernel::name).collect();
+                Error::UnknownBackend(
+                    format!("simd ({name})"),
+                    format!("simd kernels are {}", names.join(", ")),
+                )
+            })
     }
 
     /// Whether this CPU can run the kernel.
@@ -78,8 +109,9 @@ impl Kernel {
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512Ifma => {
+            Kernel::Avx512Ifma | Kernel::Avx512Ifma256 => {
                 std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512vl")
                     && std::arch::is_x86_feature_detected!("avx512ifma")
             }
         }
@@ -93,6 +125,8 @@ impl Kernel {
             Kernel::Avx2 => "avx2",
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512Ifma => "avx512ifma",
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512Ifma256 => "avx512ifma-256",
         }
     }
 
@@ -100,7 +134,9 @@ impl Kernel {
     fn lanes(self) -> usize {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512Ifma => ifma::LANES,
+            Kernel::Avx512Ifma => 16,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512Ifma256 => 8,
             _ => LANES,
         }
     }
@@ -109,7 +145,9 @@ impl Kernel {
     fn prepare(self, modulus: &Modulus) -> Result<Prepared> {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512Ifma => Ok(Prepared::R52(ifma::params52(modulus)?)),
+            Kernel::Avx512Ifma | Kernel::Avx512Ifma256 => {
+                Ok(Prepared::R52(ifma::params52(modulus)?))
+            }
             _ => Ok(Prepared::R28(Params::new(modulus, "simd")?)),
         }
     }
@@ -122,10 +160,15 @@ impl Kernel {
             #[cfg(target_arch = "x86_64")]
             (Prepared::R28(p), Kernel::Avx2) => unsafe { kernel::avx2::square_chunk(p, vals, k) },
             (Prepared::R28(p), _) => kernel::square_chunk::<Portable>(p, vals, k),
-            // SAFETY: only Kernel::Avx512Ifma prepares radix 2^52, and a Simd holds it only
-            // where is_supported() held, so the CPU has AVX-512 IFMA.
+            // SAFETY: only the two IFMA kernels prepare radix 2^52, and a Simd holds one only
+            // where is_supported() held, so the CPU has AVX-512F, VL and IFMA.
             #[cfg(target_arch = "x86_64")]
-            (Prepared::R52(p), _) => unsafe { ifma::square_chunk_avx512(p, vals, k) },
+            (Prepared::R52(p), Kernel::Avx512Ifma256) => unsafe {
+                ifma::x86::square_ymm2(p, vals, k)
+            },
+            // SAFETY: as just above.
+            #[cfg(target_arch = "x86_64")]
+            (Prepared::R52(p), _) => unsafe { ifma::x86::square_zmm2(p, vals, k) },
         }
     }
 
@@ -138,8 +181,48 @@ impl Kernel {
             (Prepared::R28(p), _) => kernel::pow_chunk::<Portable>(p, b, e, out),
             // SAFETY: as in square_chunk.
             #[cfg(target_arch = "x86_64")]
-            (Prepared::R52(p), _) => unsafe { ifma::pow_chunk_avx512(p, b, e, out) },
+            (Prepared::R52(p), Kernel::Avx512Ifma256) => unsafe {
+                ifma::x86::pow_ymm2(p, b, e, out)
+            },
+            // SAFETY: as in square_chunk.
+            #[cfg(target_arch = "x86_64")]
+            (Prepared::R52(p), _) => unsafe { ifma::x86::pow_zmm2(p, b, e, out) },
         }
+    }
+}
+
+/// Of the two IFMA kernels, the one that squares 16 RSA-2048 values faster on this thread:
+/// the best of 5 rounds of each, interleaved, so that the time a core takes to power up its
+/// 512-bit units does not count against the kernel timed first (a few milliseconds in all;
+/// zmm on a tie). Call only where `Kernel::Avx512Ifma.is_supported()`, which both kernels
+/// share: `square_chunk` relies on it.
+#[cfg(target_arch = "x86_64")]
+fn faster_ifma_width() -> Kernel {
+    let modulus = Modulus::rsa2048();
+    let kernels = [Kernel::Avx512Ifma, Kernel::Avx512Ifma256];
+    let (Ok(p), xs) = (
+        Kernel::Avx512Ifma.prepare(&modulus),
+        (0..16u64)
+            .map(|i| modulus.canonical(&(BigUint::from(i + 2) % modulus.n())))
+            .collect::<Vec<BigUint>>(),
+    ) else {
+        return Kernel::Avx512Ifma;
+    };
+    let mut best = [f64::INFINITY; 2];
+    for _ in 0..5 {
+        for (kernel, best) in kernels.iter().zip(best.iter_mut()) {
+            let mut ys = xs.clone();
+            let start = std::time::Instant::now();
+            for chunk in ys.chunks_mut(kernel.lanes()) {
+                kernel.square_chunk(&p, chunk, 128);
+            }
+            *best = best.min(start.elapsed().as_secs_f64());
+        }
+    }
+    if best[1] < best[0] {
+        Kernel::Avx512Ifma256
+    } else {
+        Kernel::Avx512Ifma
     }
 }
 
