@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Reads the member tables of docs/PROTOCOL.md §20 ("Every member a verifier reads") and prints
-them as the Python literal MEMBERS that vrs_docs_verify.py embeds (between its
-`# --- BEGIN §20 MEMBERS` and `# --- END §20 MEMBERS` lines).
+them as the Python literal MEMBERS that the verifier embeds (clients/python's
+vrs_client/protocol/members.py, between its `# --- BEGIN §20 MEMBERS` and
+`# --- END §20 MEMBERS` lines).
 
     gen_members.py [PROTOCOL.md]            print the literal
-    gen_members.py --write [PROTOCOL.md]    replace the block in vrs_docs_verify.py
+    gen_members.py --write [PROTOCOL.md]    replace the block in members.py
 
 Each table becomes {path: [json types]}; a path is the table's member text (`proof.bet.target`,
 `replay_steps[dice_rolled].hmac_blocks`, `leaf_hashes[]`).  A row naming several members with as
@@ -64,7 +65,9 @@ def main():
     if "--write" not in sys.argv:
         sys.stdout.write(literal)
         return
-    path = os.path.join(HERE, "vrs_docs_verify.py")
+    path = os.path.join(
+        HERE, "..", "..", "clients", "python", "src", "vrs_client", "protocol", "members.py"
+    )
     with open(path, encoding="utf-8") as f:
         src = f.read()
     begin, end = "# --- BEGIN §20 MEMBERS", "# --- END §20 MEMBERS"

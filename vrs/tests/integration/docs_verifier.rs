@@ -1,6 +1,7 @@
 //! The verifier an outsider wrote from docs/PROTOCOL.md and docs/GAMES.md alone, without the
-//! service's code (tools/docs-verifier/vrs_docs_verify.py: Python, standard library only, its
-//! own Ed25519, Baillie–PSW, hash to group, Wesolowski and class groups), against live servers:
+//! service's code (tools/docs-verifier/vrs_docs_verify.py, over clients/python's
+//! vrs_client.protocol: Python, standard library only, its own Ed25519, Baillie–PSW, hash to
+//! group, Wesolowski and class groups), against live servers:
 //! every kind of game passes, and every field it alters one at a time (`--tamper`) fails a
 //! step. So the documents stay enough to verify with, without guessing.
 

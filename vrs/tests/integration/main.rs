@@ -26,6 +26,7 @@ mod openapi;
 mod pg;
 mod protocol_docs;
 mod proxy;
+mod python_client;
 mod router_epoch;
 mod schemathesis;
 mod serve_classgroup;

@@ -1,0 +1,207 @@
+"""The player's evidence (P§13, `--acceptance FILE`): a saved, signed acceptance checked against
+what the server stores and publishes now, and the anchor transaction read back from a node of
+the user's choosing (`--rpc URL`)."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+from .ed25519 import ed25519_verify_strict
+from .encoding import StepPend, UsageError, as_int, need, unhex
+from .merkle import leaf_hash, mth
+from .source import Source
+from .steps import Ctx, acceptance_message, verify_epoch_commitment
+
+# P§11: the leaf's fields, in order.
+LEAF_FIELDS = ("game_id", "game", "bet_type", "target", "combo", "amount", "player_id",
+               "player_seed", "operator_key")
+LEAF_TAG = b"\x0avrs/v1/bet"
+
+
+def parse_leaf(leaf: bytes) -> list[str]:
+    """P§11's bet leaf back into its 9 fields (each u16 length ‖ UTF-8)."""
+    need(leaf.startswith(LEAF_TAG), "the leaf does not start with u8(10) ‖ \"vrs/v1/bet\"")
+    rest, fields = leaf[len(LEAF_TAG):], []
+    while rest:
+        need(len(rest) >= 2, "the leaf ends inside a field's length")
+        n = int.from_bytes(rest[:2], "big")
+        need(len(rest) >= 2 + n, "the leaf ends inside a field")
+        fields.append(rest[2:2 + n].decode("utf-8"))
+        rest = rest[2 + n:]
+    need(len(fields) == len(LEAF_FIELDS), f"the leaf has {len(fields)} fields, not {len(LEAF_FIELDS)}")
+    return fields
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A saved acceptance: the 202 of a bet or raw RNG request, the 200 of an instant bet, or
+    the acceptance object alone (P§13)."""
+
+    game_id: str
+    acceptance: dict
+
+    @staticmethod
+    def read(path: str) -> Saved:
+        try:
+            with open(path, encoding="utf-8") as f:
+                v = json.load(f)
+        except OSError as e:
+            raise UsageError(f"reading the saved acceptance {path}: {e}") from None
+        except ValueError:
+            raise UsageError(f"{path} is not JSON") from None
+        if not isinstance(v, dict):
+            raise UsageError(f"{path} is not a JSON object")
+        acc = v.get("acceptance") if isinstance(v.get("acceptance"), dict) else v
+        if "signature" not in acc:
+            raise UsageError(f"{path} has no acceptance object: save the whole 202 (or instant 200) "
+                             "response of the bet")
+        try:
+            game_id = parse_leaf(unhex(acc.get("leaf"), None, "leaf"))[0]
+        except Exception as e:  # noqa: BLE001 (any malformed leaf is a usage error here)
+            raise UsageError(f"{path}: the signed leaf: {e}") from None
+        if isinstance(v.get("game_id"), str) and v["game_id"] != game_id:
+            raise UsageError(f"{path}: the response names game {v['game_id']}, but its acceptance "
+                             f"signs game {game_id}")
+        return Saved(game_id, acc)
+
+    def place(self) -> tuple[int, int]:
+        """(kind, number): (1, epoch) or (2, pool index), as P§11's message encodes it."""
+        a = self.acceptance
+        if a.get("kind") == "epoch":
+            return 1, as_int(a.get("epoch"), "acceptance.epoch")
+        need(a.get("kind") == "pool", f"acceptance kind {a.get('kind')!r}")
+        return 2, as_int(a.get("pool_index"), "acceptance.pool_index")
+
+    def describe(self) -> str:
+        kind, number = self.place()
+        return f"{'epoch' if kind == 1 else 'pool entry'} {number}"
+
+
+def step_acceptance_signature(saved: Saved, src: Source) -> str:
+    """The saved signature verifies over P§11's message, recomputed from the saved leaf, place and
+    time, by a key GET / lists."""
+    a = saved.acceptance
+    leaf = unhex(a.get("leaf"), None, "leaf")
+    lh = leaf_hash(leaf)
+    need(str(a.get("leaf_hash", "")).lower() == lh.hex(), "leaf_hash ≠ SHA-256(0x00 ‖ leaf)")
+    kind, number = saved.place()
+    at = as_int(a.get("accepted_at_ms"), "accepted_at_ms")
+    pub = unhex(a.get("public_key"), 32, "public_key")
+    sig = unhex(a.get("signature"), 64, "signature")
+    why = ed25519_verify_strict(pub, acceptance_message(kind, number, lh, at), sig)
+    need(why is None, f"Ed25519 signature invalid: {why}")
+    root = src.record("/")
+    keys = root.get("acceptance_keys") if root else None
+    listed = [str(k.get("public_key", "")).lower() for k in keys or [] if isinstance(k, dict)]
+    need(pub.hex() in listed, f"signed by {pub.hex()}, which GET / does not list")
+    return f"Ed25519 by published key {pub.hex()[:16]}… over the leaf, {saved.describe()}, {at} ms"
+
+
+def step_acceptance_stored(saved: Saved, verification: dict | None) -> str:
+    """The server still has the game exactly as signed: leaf, place and time."""
+    what = f"the bet signed as accepted into {saved.describe()}"
+    if verification is None:
+        raise AssertionError("unreachable: a 404 is reported by the caller")
+    proof = verification.get("proof")
+    if not isinstance(proof, dict):
+        kind, number = saved.place()
+        at = verification.get("resolves_at_epoch")
+        need(not (kind == 1 and isinstance(at, int) and at != number),
+             f"the server has the game in epoch {at}, not epoch {number} as signed")
+        raise StepPend("the game is stored and pending; its fields are shown once it resolves")
+    signed = unhex(saved.acceptance.get("leaf"), None, "leaf")
+    stored = unhex(proof.get("leaf"), None, "proof.leaf")
+    if stored != signed:
+        a, b = parse_leaf(signed), parse_leaf(stored)
+        changes = "; ".join(f"{n} signed {x!r}, stored {y!r}" for n, x, y in zip(LEAF_FIELDS, a, b) if x != y)
+        need(False, f"{what} is stored altered: {changes}")
+    kind, number = saved.place()
+    if kind == 1:
+        need(proof.get("pool_served") is not True and proof.get("vdfEpoch") == number,
+             f"{what} is stored elsewhere")
+    else:
+        need(proof.get("pool_served") is True and proof.get("pool_index") == number,
+             f"{what} is stored elsewhere")
+    at = saved.acceptance.get("accepted_at_ms")
+    need(proof.get("bet_created_at_ms") in (None, at), f"{what} is stored with another acceptance time")
+    return "the server stores the game exactly as signed"
+
+
+def step_acceptance_in_tree(saved: Saved, c: Ctx | None, src: Source) -> str:
+    """The signed leaf hash is in the committed tree of the signed epoch (a pool game's: its bet
+    epoch), that tree gives its bets root and count, and, the epoch resolved, its x and proof."""
+    kind, number = saved.place()
+    if kind == 1:
+        e = number
+    else:
+        be = c.proof.get("bet_epoch") if c else None
+        need(isinstance(be, dict), "a pool game's bet epoch is not published")
+        e = as_int(be.get("epoch"), "bet_epoch.epoch")
+    rec = src.epoch(e)
+    need(rec is not None, f"epoch {e} is not published")
+    if rec.get("status") == "open":
+        raise StepPend(f"epoch {e} is still open: its tree is not fixed yet")
+    hashes = [unhex(h, 32, "leaf_hashes[]") for h in rec.get("leaf_hashes") or []]
+    root = unhex(rec.get("bets_root"), 32, "bets_root")
+    need(mth(hashes) == root and len(hashes) == rec.get("bet_count"),
+         f"epoch {e}'s {len(hashes)} published leaf hashes do not give its bets root")
+    lh = unhex(saved.acceptance.get("leaf_hash"), 32, "leaf_hash")
+    need(lh in hashes, f"the bet is not in epoch {e}'s committed tree ({len(hashes)} leaves): dropped "
+                       "or altered after it was accepted")
+    i = hashes.index(lh)
+    if rec.get("status") != "resolved":
+        raise StepPend(f"leaf {i} of {len(hashes)} of epoch {e}'s tree; bound once the epoch resolves")
+    need(c is not None, "the game is not resolved: its epoch cannot be checked yet")
+    bound = verify_epoch_commitment(c, e, rec)
+    return f"leaf {i} of {len(hashes)} under epoch {e}'s bets root {root.hex()[:16]}… ({bound})"
+
+
+class Rpc:
+    """JSON-RPC to an EVM node (standard library HTTP)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def call(self, method: str, params: list):
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+        req = urllib.request.Request(self.url, body, {"content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                answer = json.loads(r.read())
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            raise UsageError(f"JSON-RPC {method} at {self.url}: {e}") from None
+        if "error" in answer:
+            raise UsageError(f"JSON-RPC {method} at {self.url}: {answer['error']}")
+        return answer.get("result")
+
+
+def step_anchor_onchain(c: Ctx, rpc: Rpc) -> str:
+    """P§16: the proof's anchor transaction, read back from the user's node: mined, on the proof's
+    chain, its input exactly "vrs-anchor-v1:" ‖ the anchor batch's root."""
+    p = c.proof
+    a = p.get("anchor")
+    if not isinstance(a, dict) or a.get("batch") is None:
+        raise StepPend("not in an anchor batch yet: nothing on chain to check")
+    tx = p.get("anchorTx")
+    if tx is None:
+        need(a.get("status") != "confirmed", f"anchor batch {a.get('batch')} is confirmed but the proof "
+                                             "names no anchorTx")
+        raise StepPend(f"anchor batch {a.get('batch')} is {a.get('status')}: no confirmed transaction yet")
+    tx = str(tx).lower()
+    need(str(a.get("tx", "")).lower() == tx, f"anchorTx {tx} but the anchor object names {a.get('tx')}")
+    need(len(tx) == 66 and tx.startswith("0x") and all(ch in "0123456789abcdef" for ch in tx[2:]),
+         f"anchorTx {tx!r} is not a transaction hash")
+    chain = as_int(p.get("anchorChainId"), "anchorChainId")
+    node_chain = int(rpc.call("eth_chainId", []), 16)
+    need(node_chain == chain, f"the node at {rpc.url} is on chain {node_chain}, the proof names chain {chain}")
+    t = rpc.call("eth_getTransactionByHash", [tx])
+    need(t is not None, f"the node at {rpc.url} knows no transaction {tx}")
+    need(t.get("blockNumber") is not None, f"transaction {tx} is not mined")
+    root = unhex(a.get("root"), 32, "anchor.root")
+    expected = "0x" + b"vrs-anchor-v1:".hex() + root.hex()
+    need(str(t.get("input") or t.get("data") or "").lower() == expected,
+         f"transaction {tx} does not carry \"vrs-anchor-v1:\" ‖ root {root.hex()}")
+    return f"transaction {tx} in block {int(t['blockNumber'], 16)} carries \"vrs-anchor-v1:\" ‖ root {root.hex()[:16]}…"

@@ -1,0 +1,217 @@
+"""`vrs_client.verify` and `vrs-verify` against a live server: games of every kind verify, and
+every alteration of the published data, served through a tampering proxy, fails a step; plus
+the committed RSA-2048 test vectors, offline."""
+
+from __future__ import annotations
+
+import copy
+import decimal
+import json
+import pathlib
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from argparse import Namespace
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from conftest import Live, wait_until
+from vrs_client import BetAccepted, Client, InstantBet
+from vrs_client.protocol.encoding import StepFail
+from vrs_client.protocol.groups import make_group
+from vrs_client.protocol.source import Source
+from vrs_client.protocol.run import verify_game
+from vrs_client.protocol.tamper import tampers_for
+from vrs_client.verify import VerifyError, verify
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+KINDS = [
+    ("dice", "exact", {"target": 7}), ("dice", "over7", {}), ("dice", "under7", {}),
+    ("dice", "odd", {}), ("dice", "even", {}), ("sicbo", "big", {}), ("sicbo", "small", {}),
+    ("sicbo", "odd", {}), ("sicbo", "even", {}), ("sicbo", "total", {"target": 10}),
+    ("sicbo", "single", {"target": 3}), ("sicbo", "double", {"target": 2}),
+    ("sicbo", "triple", {"target": 6}), ("sicbo", "anyTriple", {}), ("sicbo", "combo", {"combo": [1, 2]}),
+]
+
+
+@pytest.fixture(scope="module")
+def games(live: Live) -> dict[str, tuple[str, dict]]:
+    """Games of every kind, resolved: label -> (game id, the bet's response as the player saved it)."""
+    out: dict[str, tuple[str, dict]] = {}
+    with Client(live.url) as c:
+        for game, bet_type, extra in KINDS:
+            bet = c.bet(game, bet_type, player_seed="lucky", instant=False, **extra)
+            assert isinstance(bet, BetAccepted)
+            out[f"{game}/{bet_type}"] = (bet.game_id, bet.raw)
+        for label, seed in (("rng", "seed"), ("rng/noseed", None)):
+            r = c.rng(seed)
+            out[label] = (r.game_id, r.raw)
+        wait_until("the pool filled", lambda: (c.stats()["pool"]["depth"] or 0) >= 4)
+        for game, bet_type in (("dice", "over7"), ("sicbo", "big")):
+            bet = c.bet(game, bet_type, instant=True)
+            assert isinstance(bet, InstantBet), bet
+            out[f"instant {game}/{bet_type}"] = (bet.game_id, bet.raw)
+        for game_id, _ in out.values():
+            c.wait(game_id, timeout=60)
+    return out
+
+
+def test_games_of_every_kind_verify(live: Live, games) -> None:
+    for label, (game_id, _) in games.items():
+        report = verify(game_id, server=live.url, group="test512")
+        assert report.verified, (label, [s for s in report.steps if s.status == "FAIL"])
+        names = {s.name for s in report.steps}
+        expected = {"pool_inclusion", "pool_game_id"} if label.startswith("instant") else {
+            "epoch_chain", "epoch_input", "merkle_inclusion"}
+        assert expected | {"bet_leaf", "vdf_proof", "rng_value", "acceptance"} <= names, label
+
+
+def test_the_group_is_the_verifiers_choice(live: Live, games) -> None:
+    game_id, _ = games["dice/over7"]
+    report = verify(game_id, server=live.url, group="rsa2048")
+    assert "group" in report.failed
+
+
+def test_a_saved_acceptance_is_evidence(live: Live, games, tmp_path) -> None:
+    for label in ("dice/exact", "instant sicbo/big"):
+        game_id, saved = games[label]
+        path = tmp_path / "bet.json"
+        path.write_text(json.dumps(saved))
+        report = verify(server=live.url, group="test512", acceptance=str(path))
+        assert report.game_id == game_id and report.verified, report.steps
+        assert {"acceptance_signature", "acceptance_stored", "acceptance_in_tree"} <= {
+            s.name for s in report.steps if s.status == "ok"}, (label, report.steps)
+    # A saved acceptance whose signature does not hold is no evidence.
+    game_id, saved = games["dice/odd"]
+    forged = copy.deepcopy(saved)
+    sig = forged["acceptance"]["signature"]
+    forged["acceptance"]["signature"] = sig[:-1] + ("0" if sig[-1] != "0" else "1")
+    path.write_text(json.dumps(forged))
+    report = verify(server=live.url, group="test512", acceptance=str(path))
+    assert report.failed == ["acceptance_signature"], report.steps
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vrs_client.cli", *args], capture_output=True, text=True)
+
+
+def test_the_command_line_checklist_and_exit_codes(live: Live, games, tmp_path) -> None:
+    game_id, saved = games["sicbo/combo"]
+    ok = _cli(game_id, "--server", live.url, "--group", "test512")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "verified" in ok.stdout and "vdf_proof" in ok.stdout
+    as_json = _cli(game_id, "--server", live.url, "--group", "test512", "--json")
+    report = json.loads(as_json.stdout)
+    assert report["verified"] is True and report["game_id"] == game_id
+    failed = _cli(game_id, "--server", live.url)  # the default group, rsa2048: not this server's
+    assert failed.returncode == 1 and "FAILED: group" in failed.stdout
+    unknown = _cli("0" * 32, "--server", live.url, "--group", "test512")
+    assert unknown.returncode == 2 and "not found" in unknown.stderr
+    unreachable = _cli(game_id, "--server", "http://127.0.0.1:9", "--group", "test512")
+    assert unreachable.returncode == 2
+    assert _cli("--help").returncode == 0
+    with pytest.raises(VerifyError):
+        verify("0" * 32, server=live.url, group="test512")
+
+
+def _plain(v):
+    """The fetched JSON back to plain types (the verifier reads numbers with a fraction as
+    Decimal): equal by value, which is how P§13 compares numbers."""
+    if isinstance(v, decimal.Decimal):
+        return int(v) if v == v.to_integral_value() else float(v)
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+class _TamperingProxy:
+    """Serves a (tampered) copy of fetched responses over HTTP, and anything else from the live
+    server: the verifier sees the alteration through its ordinary HTTP path."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self.cache: dict = {}
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+                if self.path in proxy.cache:
+                    status, data = proxy.cache[self.path]
+                    body = json.dumps(_plain(data)).encode()
+                else:
+                    try:
+                        with urllib.request.urlopen(proxy.upstream + self.path, timeout=30) as r:
+                            status, body = r.status, r.read()
+                    except urllib.error.HTTPError as e:
+                        status, body = e.code, e.read()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+@pytest.fixture()
+def proxy(live: Live) -> Iterator[_TamperingProxy]:
+    p = _TamperingProxy(live.url)
+    yield p
+    p.close()
+
+
+@pytest.mark.parametrize("label", ["dice/exact", "sicbo/combo", "rng", "instant dice/over7"])
+def test_every_alteration_fails_a_step(live: Live, games, proxy: _TamperingProxy, label: str) -> None:
+    """One alteration per checked field (bet, tree, chain, input, proof, timing, rngValue, dice,
+    payout, acceptance, result hash, member types; for a pool game its batch, entry and bet
+    epoch): each served through the proxy must fail at least one step."""
+    game_id, _ = games[label]
+    group = make_group("test512")
+    recorder = Source(live.url)
+    base = verify(game_id, server=live.url, group="test512")
+    assert base.verified
+    # What the verifier fetches, recorded once.
+    for path in [f"/api/v1/verify/{game_id}", f"/api/v1/games/{game_id}", "/"]:
+        recorder.get(path)
+    verify_game(game_id, recorder, group, Namespace(min_margin=None, wait=0, strict_members=False, verbose=False))
+    # The proxy itself alters nothing: the untampered copy passes through it.
+    proxy.cache = copy.deepcopy(recorder.cache)
+    assert verify(game_id, server=proxy.url, group="test512", wait=0).verified
+    missed = []
+    alterations = tampers_for(game_id, recorder.cache, group)
+    assert len(alterations) >= 10, label
+    for what, alter in alterations:
+        tampered = copy.deepcopy(recorder.cache)
+        alter(tampered)
+        proxy.cache = tampered
+        report = verify(game_id, server=proxy.url, group="test512", wait=0)
+        if report.verified:
+            missed.append(what)
+    assert not missed, f"{label}: not caught: {missed}"
+
+
+def test_the_committed_vectors_verify_offline() -> None:
+    vectors = json.loads((REPO / "docs/test-vectors/rsa2048.json").read_text())["vectors"]
+    group = make_group("rsa2048")
+    for v in vectors:
+        x = group.input_from_seed(bytes.fromhex(v["seed"]))
+        assert x.hex() == v["x"].lower()
+        group.verify_vdf(v["x"], v["y"], v["pi"], v["l"], int(v["iterations"]), seed=bytes.fromhex(v["seed"]))
+        # A proof of another y is refused.
+        y = v["y"][:-1] + ("1" if v["y"][-1] != "1" else "2")
+        with pytest.raises(StepFail):
+            group.verify_vdf(v["x"], y, v["pi"], v["l"], int(v["iterations"]), seed=bytes.fromhex(v["seed"]))
