@@ -38,10 +38,26 @@ def _binary() -> str:
 
 @pytest.fixture(scope="session")
 def live() -> Iterator[Live]:
+    yield from _serve(FAST)
+
+
+@pytest.fixture(scope="session")
+def anchored() -> Iterator[tuple[Live, str]]:
+    """A server that anchors every 2 epochs on the EVM node at $GANACHE_URL (with the key in
+    $VRS_ANCHOR_PRIVATE_KEY), and that node's URL. The Rust test that runs this suite starts a
+    ganache; run by hand without one, the anchoring tests are skipped."""
+    node = os.environ.get("GANACHE_URL")
+    if not node or not os.environ.get("VRS_ANCHOR_PRIVATE_KEY"):
+        pytest.skip("no EVM node: set GANACHE_URL and VRS_ANCHOR_PRIVATE_KEY (the Rust test does)")
+    for live in _serve([*FAST, "--anchor-rpc-url", node, "--anchor-every", "2"]):
+        yield live, node
+
+
+def _serve(flags: list[str]) -> Iterator[Live]:
     vrs = _binary()
     with tempfile.TemporaryDirectory() as data_dir:
         proc = subprocess.Popen(
-            [vrs, "serve", "--data-dir", data_dir, "--addr", "127.0.0.1:0", *FAST],
+            [vrs, "serve", "--data-dir", data_dir, "--addr", "127.0.0.1:0", *flags],
             stdout=subprocess.PIPE,
             text=True,
             env={**{k: v for k, v in os.environ.items() if k != "DATABASE_URL"}, "RUST_LOG": "warn"},

@@ -31,11 +31,13 @@ def vrs(live: Live):
 
 
 def test_service_endpoints(vrs: Client) -> None:
-    assert vrs.info()["version"]
-    assert vrs.health()["status"]
+    info = vrs.info()
+    assert info.version and info.acceptance_keys and info.acceptance_keys[0].public_key
+    assert vrs.health().status
     catalog = vrs.catalog()
-    assert {g["type"] for g in catalog["games"]} >= {"dice", "sicbo"}
-    assert "epoch" in vrs.stats()
+    assert {g.type for g in catalog.games} >= {"dice", "sicbo"}
+    assert "over7" in next(g.bet_types for g in catalog.games if g.type == "dice")
+    assert vrs.stats().epoch
     entropy = wait_until("an epoch resolved", vrs.entropy)
     assert entropy.epoch >= 1 and int(entropy.entropy, 16) > 1
     epoch = vrs.epoch(entropy.epoch)
@@ -78,7 +80,7 @@ def test_every_bet_type_resolves(vrs: Client, game: str, bet_type: str, extra: d
 
 
 def test_instant_bets_and_pool_batches(vrs: Client) -> None:
-    wait_until("the pool filled", lambda: (vrs.stats()["pool"]["depth"] or 0) >= 4)
+    wait_until("the pool filled", lambda: (vrs.stats().pool.get("depth") or 0) >= 4)
     bet = vrs.bet("dice", "over7", instant=True)
     assert isinstance(bet, InstantBet), bet
     assert bet.result.rng_value and len(bet.result.dice) == 2
@@ -138,7 +140,7 @@ def test_notary_with_an_api_key_and_idempotency(live: Live, vrs: Client) -> None
 def test_the_async_client_does_the_same(live: Live) -> None:
     async def run() -> None:
         async with AsyncClient(live.url) as c:
-            assert (await c.info())["version"]
+            assert (await c.info()).version
             bet = await c.bet("sicbo", "big", instant=False)
             assert isinstance(bet, BetAccepted)
             game = await c.wait(bet.game_id, timeout=30)
@@ -147,5 +149,6 @@ def test_the_async_client_does_the_same(live: Live) -> None:
             with pytest.raises(BadRequest):
                 await c.bet("sicbo", "combo", combo=[7, 9])
             assert len(await c.recent()) <= 20
+            assert (await c.stats()).total_games >= 1
 
     asyncio.run(run())

@@ -50,7 +50,7 @@ def games(live: Live) -> dict[str, tuple[str, dict]]:
         for label, seed in (("rng", "seed"), ("rng/noseed", None)):
             r = c.rng(seed)
             out[label] = (r.game_id, r.raw)
-        wait_until("the pool filled", lambda: (c.stats()["pool"]["depth"] or 0) >= 4)
+        wait_until("the pool filled", lambda: (c.stats().pool.get("depth") or 0) >= 4)
         for game, bet_type in (("dice", "over7"), ("sicbo", "big")):
             bet = c.bet(game, bet_type, instant=True)
             assert isinstance(bet, InstantBet), bet
@@ -215,3 +215,50 @@ def test_the_committed_vectors_verify_offline() -> None:
         y = v["y"][:-1] + ("1" if v["y"][-1] != "1" else "2")
         with pytest.raises(StepFail):
             group.verify_vdf(v["x"], y, v["pi"], v["l"], int(v["iterations"]), seed=bytes.fromhex(v["seed"]))
+
+
+def test_the_anchor_transaction_is_read_back_on_chain(anchored, proxy: _TamperingProxy) -> None:
+    live, node = anchored
+    with Client(live.url) as c:
+        bet = c.bet("dice", "odd", player_seed="anchored", instant=False)
+        c.wait(bet.game_id)
+        wait_until(
+            "the game's anchor batch confirmed",
+            lambda: c.verification(bet.game_id).proof.get("anchor_status") == "confirmed",
+            timeout=120,
+        )
+    report = verify(bet.game_id, server=live.url, group="test512", rpc=node)
+    by_name = {s.name: s for s in report.steps}
+    assert report.verified, report.steps
+    assert by_name["anchor_inclusion"].status == "ok" and by_name["anchor_onchain"].status == "ok"
+    # A server that names another chain, or a transaction that is not its batch's, fails there.
+    proxy.upstream = live.url
+    path = f"/api/v1/verify/{bet.game_id}"
+    recorder = Source(live.url)
+    recorder.get(path)
+    for what, alter in [
+        ("another chain id", lambda p: p.__setitem__("anchorChainId", p["anchorChainId"] + 1)),
+        ("an unknown transaction", lambda p: (p.__setitem__("anchorTx", "0x" + "ab" * 32),
+                                              p["anchor"].__setitem__("tx", "0x" + "ab" * 32))),
+    ]:
+        tampered = copy.deepcopy(recorder.cache)
+        alter(tampered[path][1]["proof"])
+        proxy.cache = tampered
+        report = verify(bet.game_id, server=proxy.url, group="test512", rpc=node, wait=0)
+        assert "anchor_onchain" in report.failed, (what, report.steps)
+
+
+def test_class_group_games_verify() -> None:
+    """A class-group server (no trusted setup): the discriminant of each epoch recomputed from
+    its seed, the proof checked in its class group."""
+    from conftest import _serve
+
+    flags = ["--group", "classgroup-512", "--epoch-ms", "300", "--rate-limit", "0"]
+    for live in _serve(flags):
+        with Client(live.url) as c:
+            bet = c.bet("sicbo", "total", target=11, instant=False)
+            c.wait(bet.game_id, timeout=60)
+        report = verify(bet.game_id, server=live.url, group="classgroup-512")
+        assert report.verified, report.steps
+        assert "class group" in next(s.detail for s in report.steps if s.name == "vdf_proof")
+        assert "group" in verify(bet.game_id, server=live.url, group="test512").failed

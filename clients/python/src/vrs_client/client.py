@@ -19,13 +19,17 @@ import httpx
 from .errors import NetworkError, Timeout, error_for
 from .models import (
     BetAccepted,
+    Catalog,
     Entropy,
     Epoch,
     Game,
+    Health,
     InstantBet,
     Json,
     PoolBatch,
     Receipt,
+    ServiceInfo,
+    Stats,
     Verification,
 )
 
@@ -97,12 +101,12 @@ class _Calls:
     """The requests of every endpoint, shared by both clients."""
 
     @staticmethod
-    def info() -> _Call[Json]:
-        return _Call("GET", "/", (200,), lambda _s, j: j)
+    def info() -> _Call[ServiceInfo]:
+        return _Call("GET", "/", (200,), lambda _s, j: ServiceInfo.from_json(j))
 
     @staticmethod
-    def health() -> _Call[Json]:
-        return _Call("GET", "/health", (200, 503), lambda _s, j: j)
+    def health() -> _Call[Health]:
+        return _Call("GET", "/health", (200, 503), lambda _s, j: Health.from_json(j))
 
     @staticmethod
     def entropy() -> _Call[Entropy | None]:
@@ -114,8 +118,8 @@ class _Calls:
         )
 
     @staticmethod
-    def catalog() -> _Call[Json]:
-        return _Call("GET", "/api/v1/games", (200,), lambda _s, j: j)
+    def catalog() -> _Call[Catalog]:
+        return _Call("GET", "/api/v1/games", (200,), lambda _s, j: Catalog.from_json(j))
 
     @staticmethod
     def bet(game: GameName, body: Json) -> _Call[BetAccepted | InstantBet]:
@@ -144,8 +148,8 @@ class _Calls:
         )
 
     @staticmethod
-    def stats() -> _Call[Json]:
-        return _Call("GET", "/api/v1/stats", (200,), lambda _s, j: j)
+    def stats() -> _Call[Stats]:
+        return _Call("GET", "/api/v1/stats", (200,), lambda _s, j: Stats.from_json(j))
 
     @staticmethod
     def recent() -> _Call[list[Json]]:
@@ -241,11 +245,11 @@ class Client:
             raise NetworkError(f"{call.method} {base}{call.path}: {e}") from e
         return _finish(call, response)
 
-    def info(self) -> Json:
+    def info(self) -> ServiceInfo:
         """GET /: service info (version, acceptance keys, anchoring)."""
         return self._run(_Calls.info())
 
-    def health(self) -> Json:
+    def health(self) -> Health:
         """GET /health."""
         return self._run(_Calls.health())
 
@@ -253,7 +257,7 @@ class Client:
         """The latest resolved epoch's entropy; None while no epoch has resolved (202)."""
         return self._run(_Calls.entropy())
 
-    def catalog(self) -> Json:
+    def catalog(self) -> Catalog:
         """GET /api/v1/games: the games, their bet types and payouts."""
         return self._run(_Calls.catalog())
 
@@ -300,7 +304,7 @@ class Client:
         """GET /api/v1/verify/{id}: the published verification data; None while pending."""
         return self._run(_Calls.verification(game_id))
 
-    def stats(self) -> Json:
+    def stats(self) -> Stats:
         return self._run(_Calls.stats())
 
     def recent(self) -> list[Json]:
@@ -372,16 +376,16 @@ class AsyncClient:
             raise NetworkError(f"{call.method} {base}{call.path}: {e}") from e
         return _finish(call, response)
 
-    async def info(self) -> Json:
+    async def info(self) -> ServiceInfo:
         return await self._run(_Calls.info())
 
-    async def health(self) -> Json:
+    async def health(self) -> Health:
         return await self._run(_Calls.health())
 
     async def entropy(self) -> Entropy | None:
         return await self._run(_Calls.entropy())
 
-    async def catalog(self) -> Json:
+    async def catalog(self) -> Catalog:
         return await self._run(_Calls.catalog())
 
     async def bet(
@@ -421,7 +425,7 @@ class AsyncClient:
     async def verification(self, game_id: str) -> Verification | None:
         return await self._run(_Calls.verification(game_id))
 
-    async def stats(self) -> Json:
+    async def stats(self) -> Stats:
         return await self._run(_Calls.stats())
 
     async def recent(self) -> list[Json]:

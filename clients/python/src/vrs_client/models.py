@@ -322,3 +322,118 @@ class Receipt:
             receipt_url=str(j.get("receipt_url", "")),
             raw=j,
         )
+
+
+@dataclass(frozen=True)
+class AcceptanceKey:
+    """An Ed25519 key the operator signs acceptances with, and since when (GET /)."""
+
+    public_key: str
+    since_ms: int | None
+
+
+@dataclass(frozen=True)
+class ServiceInfo:
+    """GET /: the API version, the acceptance keys and the anchoring state."""
+
+    version: str
+    acceptance_keys: list[AcceptanceKey]
+    anchoring: Json
+    raw: Json = field(repr=False)
+
+    @classmethod
+    def from_json(cls, j: Json) -> ServiceInfo:
+        keys = j.get("acceptance_keys")
+        return cls(
+            version=str(j.get("version", "")),
+            acceptance_keys=[
+                AcceptanceKey(str(k.get("public_key", "")), _int(k.get("since_ms")))
+                for k in keys or []
+                if isinstance(k, dict)
+            ]
+            if isinstance(keys, list)
+            else [],
+            anchoring=j["anchoring"] if isinstance(j.get("anchoring"), dict) else {},
+            raw=j,
+        )
+
+
+@dataclass(frozen=True)
+class Health:
+    """GET /health: `status` ok or degraded, and this replica's role."""
+
+    status: str
+    role: str
+    database: str
+    raw: Json = field(repr=False)
+
+    @classmethod
+    def from_json(cls, j: Json) -> Health:
+        return cls(
+            status=str(j.get("status", "")),
+            role=str(j.get("role", "")),
+            database=str(j.get("database", "")),
+            raw=j,
+        )
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """One game of GET /api/v1/games."""
+
+    type: str
+    name: str
+    description: str
+    bet_types: list[str]
+    house_edge: str
+    endpoint: str
+
+
+@dataclass(frozen=True)
+class Catalog:
+    games: list[CatalogEntry]
+    raw: Json = field(repr=False)
+
+    @classmethod
+    def from_json(cls, j: Json) -> Catalog:
+        games = j.get("games")
+        return cls(
+            games=[
+                CatalogEntry(
+                    type=str(g.get("type", "")),
+                    name=str(g.get("name", "")),
+                    description=str(g.get("description", "")),
+                    bet_types=[str(t) for t in g.get("bet_types") or []],
+                    house_edge=str(g.get("house_edge", "")),
+                    endpoint=str(g.get("endpoint", "")),
+                )
+                for g in games or []
+                if isinstance(g, dict)
+            ]
+            if isinstance(games, list)
+            else [],
+            raw=j,
+        )
+
+
+@dataclass(frozen=True)
+class Stats:
+    """GET /api/v1/stats: game counts, the current epoch, the pool and performance."""
+
+    total_games: int
+    resolved_games: int
+    pending_games: int
+    epoch: Json
+    pool: Json
+    raw: Json = field(repr=False)
+
+    @classmethod
+    def from_json(cls, j: Json) -> Stats:
+        return cls(
+            total_games=int(j.get("total_games", 0)),
+            resolved_games=int(j.get("resolved_games", 0)),
+            pending_games=int(j.get("pending_games", 0)),
+            epoch=j["epoch"] if isinstance(j.get("epoch"), dict) else {},
+            pool=j["pool"] if isinstance(j.get("pool"), dict) else {},
+            raw=j,
+        )
