@@ -262,3 +262,37 @@ def test_class_group_games_verify() -> None:
         assert report.verified, report.steps
         assert "class group" in next(s.detail for s in report.steps if s.name == "vdf_proof")
         assert "group" in verify(bet.game_id, server=live.url, group="test512").failed
+
+
+def test_a_removed_or_altered_bet_fails_with_the_saved_acceptance(live: Live, games, proxy: _TamperingProxy, tmp_path) -> None:
+    """The player's evidence: a server that drops the bet (404) or stores it altered fails
+    acceptance_stored, with the signature still valid."""
+    game_id, saved = games["dice/even"]
+    path = tmp_path / "bet.json"
+    path.write_text(json.dumps(saved))
+    vpath = f"/api/v1/verify/{game_id}"
+    recorder = Source(live.url)
+    recorder.get(vpath)
+    proxy.cache = {vpath: (404, {"verified": False, "error": "game not found", "game_id": game_id})}
+    report = verify(server=proxy.url, group="test512", acceptance=str(path))
+    by_name = {s.name: s.status for s in report.steps}
+    assert by_name["acceptance_signature"] == "ok" and by_name["acceptance_stored"] == "FAIL", report.steps
+    assert "removed" in next(s.detail for s in report.steps if s.name == "acceptance_stored")
+    # Stored with another bet type: the leaf the server shows is not the one it signed.
+    altered = copy.deepcopy(recorder.cache)
+    proof = altered[vpath][1]["proof"]
+    proof["leaf"] = proof["leaf"][:-2] + ("41" if proof["leaf"][-2:] != "41" else "42")
+    proxy.cache = altered
+    report = verify(server=proxy.url, group="test512", acceptance=str(path), wait=0)
+    assert "acceptance_stored" in report.failed, report.steps
+    out = _cli("--acceptance", str(path), "--server", proxy.url, "--group", "test512", "--wait", "0")
+    assert out.returncode == 1 and "acceptance_stored" in out.stdout
+
+
+def test_require_anchor_turns_a_pending_anchor_into_a_failure(live: Live, games) -> None:
+    game_id, _ = games["dice/under7"]
+    assert verify(game_id, server=live.url, group="test512").verified
+    report = verify(game_id, server=live.url, group="test512", require_anchor=True)
+    assert report.failed == ["anchor_inclusion"], report.steps
+    bad = _cli("not-a-game-id", "--server", live.url)
+    assert bad.returncode == 2

@@ -7,6 +7,7 @@ failure), 1 a step failed (it is named), 2 unknown game, bad arguments or a netw
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from .verify import Report, VerifyError, verify
@@ -38,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--rpc", metavar="URL",
                     help="JSON-RPC URL of a node of the anchor chain, of your choosing: read the "
                     "anchor transaction back on chain")
+    ap.add_argument("--require-anchor", action="store_true",
+                    help="fail when the game's anchor is not confirmed yet (default: pending, not a failure)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     return ap
 
@@ -60,6 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.game_id is None and args.acceptance is None:
         print("error: give GAME_ID, or --acceptance FILE", file=sys.stderr)
         return 2
+    if args.game_id is not None:
+        if not re.fullmatch(r"[0-9a-fA-F]{32}", args.game_id):
+            print(f"error: {args.game_id!r} is not a game id (32 hex digits)", file=sys.stderr)
+            return 2
+        args.game_id = args.game_id.lower()
     try:
         report = verify(
             args.game_id,
@@ -69,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             wait=args.wait,
             acceptance=args.acceptance,
             rpc=args.rpc,
+            require_anchor=args.require_anchor,
         )
     except VerifyError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -16,6 +16,7 @@ with `rpc` (a JSON-RPC URL of the user's own node), the anchor transaction is re
 from __future__ import annotations
 
 import decimal
+import http.client
 import json
 from argparse import Namespace
 from dataclasses import asdict, dataclass
@@ -26,6 +27,7 @@ from .protocol.evidence import (
     Rpc,
     Saved,
     step_acceptance_in_tree,
+    tree_epoch,
     step_acceptance_signature,
     step_acceptance_stored,
     step_anchor_onchain,
@@ -81,8 +83,12 @@ def _run(name: str, fn: Callable[[], str]) -> Step:
         return Step(name, "FAIL", str(e))
     except StepPend as e:
         return Step(name, "pend", str(e))
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError,
+            decimal.InvalidOperation) as e:
         return Step(name, "FAIL", f"malformed data: {type(e).__name__}: {e}")
+
+
+ANCHOR_STEPS = {"anchor_inclusion", "anchor_onchain"}
 
 
 def verify(
@@ -95,49 +101,86 @@ def verify(
     strict_members: bool = False,
     acceptance: str | None = None,
     rpc: str | None = None,
+    require_anchor: bool = False,
 ) -> Report:
     """Verifies one game. `game_id` may be left out when `acceptance` names the saved response
     of the bet (the game id is then the signed leaf's). `min_margin` fails `timing` below that
-    security margin (P§10). Raises VerifyError when the game cannot be checked at all."""
+    security margin (P§10); `require_anchor` fails an anchor that is still pending. Raises
+    VerifyError when the game cannot be checked at all (unknown game without a saved
+    acceptance, bad arguments, a server or node that cannot be asked)."""
     try:
-        return _verify(game_id, server, group, min_margin, wait, strict_members, acceptance, rpc)
-    except UsageError as e:
+        margin = None if min_margin is None else decimal.Decimal(str(min_margin))
+    except decimal.InvalidOperation:
+        raise VerifyError(f"--min-margin {min_margin!r} is not a number") from None
+    try:
+        report = _verify(game_id, server, group, margin, wait, strict_members, acceptance, rpc)
+    except (UsageError, ValueError, http.client.HTTPException) as e:
         raise VerifyError(str(e)) from None
+    if require_anchor:
+        report = Report(report.game_id, [
+            Step(s.name, "FAIL", f"{s.detail} (--require-anchor)")
+            if s.status == "pend" and s.name in ANCHOR_STEPS else s
+            for s in report.steps
+        ])
+    return report
 
 
-def _verify(game_id, server, group, min_margin, wait, strict_members, acceptance, rpc) -> Report:
+def _verify(game_id, server, group, margin, wait, strict_members, acceptance, rpc) -> Report:
     grp = make_group(group)
-    args = Namespace(
-        min_margin=None if min_margin is None else decimal.Decimal(str(min_margin)),
-        wait=wait,
-        strict_members=strict_members,
-        verbose=False,
-    )
+    args = Namespace(min_margin=margin, wait=wait, strict_members=strict_members, verbose=False)
     src = Source(server)
-    steps: list[Step] = []
     saved = Saved.read(acceptance) if acceptance else None
-    if saved is not None:
-        if game_id is not None and game_id != saved.game_id:
-            raise UsageError(f"game {game_id} given, but the saved acceptance signs game {saved.game_id}")
-        game_id = saved.game_id
-        steps.append(_run("acceptance_signature", lambda: step_acceptance_signature(saved, src)))
-        status, body = src.get(f"/api/v1/verify/{game_id}")
-        if status == 404:
-            steps.append(Step("acceptance_stored", "FAIL",
-                              f"the server has no game {game_id}: the bet signed as accepted into "
-                              f"{saved.describe()} was removed"))
-            return Report(game_id, steps)
-        steps.append(_run("acceptance_stored", lambda: step_acceptance_stored(saved, body)))
-    if game_id is None:
-        raise UsageError("give a game id, or --acceptance FILE")
+    if saved is None:
+        if game_id is None:
+            raise UsageError("give a game id, or --acceptance FILE")
+        return _with_rpc(Report(game_id, _steps(verify_game(game_id, src, grp, args))), src, grp, args, rpc)
+    if game_id is not None and game_id != saved.game_id:
+        raise UsageError(f"game {game_id} given, but the saved acceptance signs game {saved.game_id}")
+    game_id = saved.game_id
+    path = f"/api/v1/verify/{game_id}"
+    steps = [_run("acceptance_signature", lambda: step_acceptance_signature(saved, src))]
+    # Only a context for epochs (the source and the group): the game itself may be gone.
+    epochs = Ctx(game_id, src, grp, args, {"proof": {}})
+    status, body = src.get(path)
+    if status == 404:
+        steps.append(Step("acceptance_stored", "FAIL", f"the server has no game {game_id}: the bet "
+                                                       f"signed as accepted into {saved.describe()} was removed"))
+        e = tree_epoch(saved, None)
+        if e is not None:
+            steps.append(_run("acceptance_in_tree", lambda: step_acceptance_in_tree(saved, e, epochs)))
+        return Report(game_id, steps)
+    if status not in (200, 202) or not isinstance(body, dict):
+        raise UsageError(f"GET {path}: HTTP {status}, {'no JSON object' if not isinstance(body, dict) else ''}")
     results = verify_game(game_id, src, grp, args)
-    steps += [Step(n, s, d) for n, s, d in results]
-    status, body = src.get(f"/api/v1/verify/{game_id}")
-    ctx = Ctx(game_id, src, grp, args, body) if status == 200 and isinstance(body, dict) \
-        and isinstance(body.get("proof"), dict) else None
-    if saved is not None:
-        steps.append(_run("acceptance_in_tree", lambda: step_acceptance_in_tree(saved, ctx, src)))
-    if rpc is not None and ctx is not None:
-        node = Rpc(rpc)
-        steps.append(_run("anchor_onchain", lambda: step_anchor_onchain(ctx, node)))
-    return Report(game_id, steps)
+    status, body = src.get(path)  # the final answer, after any --wait
+    if not isinstance(body, dict):
+        raise UsageError(f"GET {path}: HTTP {status}, no JSON object")
+    kind, number = saved.place()
+    signed = src.epoch(number) if kind == 1 else None
+    signed_resolved = isinstance(signed, dict) and signed.get("status") == "resolved"
+    steps.append(_run("acceptance_stored", lambda: step_acceptance_stored(saved, body, signed_resolved)))
+    proof = body.get("proof") if isinstance(body.get("proof"), dict) else None
+    e = tree_epoch(saved, proof)
+    if e is not None:
+        steps.append(_run("acceptance_in_tree", lambda: step_acceptance_in_tree(saved, e, epochs)))
+    if proof is None:
+        # Still pending after --wait: the acceptance steps above say what can be said (a pending
+        # game whose signed epoch has resolved fails acceptance_stored); no game steps yet.
+        return Report(game_id, steps)
+    return _with_rpc(Report(game_id, steps + _steps(results)), src, grp, args, rpc)
+
+
+def _steps(results: list[tuple[str, str, str]]) -> list[Step]:
+    return [Step(n, s, d) for n, s, d in results]  # type: ignore[arg-type]
+
+
+def _with_rpc(report: Report, src: Source, grp, args: Namespace, rpc: str | None) -> Report:
+    """Adds `anchor_onchain` when a node was given and the game is resolved."""
+    if rpc is None:
+        return report
+    status, body = src.get(f"/api/v1/verify/{report.game_id}")
+    if status != 200 or not isinstance(body, dict) or not isinstance(body.get("proof"), dict):
+        return report
+    ctx = Ctx(report.game_id, src, grp, args, body)
+    node = Rpc(rpc)
+    return Report(report.game_id, report.steps + [_run("anchor_onchain", lambda: step_anchor_onchain(ctx, node))])

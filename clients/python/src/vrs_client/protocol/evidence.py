@@ -4,6 +4,7 @@ the user's choosing (`--rpc URL`)."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
@@ -65,15 +66,25 @@ class Saved:
         if isinstance(v.get("game_id"), str) and v["game_id"] != game_id:
             raise UsageError(f"{path}: the response names game {v['game_id']}, but its acceptance "
                              f"signs game {game_id}")
-        return Saved(game_id, acc)
+        saved = Saved(game_id, acc)
+        try:
+            saved.place()
+            at = as_int(acc.get("accepted_at_ms"), "accepted_at_ms")
+            need(0 <= at < 2**64, "accepted_at_ms is out of range")
+        except Exception as e:  # noqa: BLE001 (a malformed saved acceptance is a usage error)
+            raise UsageError(f"{path}: the acceptance: {e}") from None
+        return saved
 
     def place(self) -> tuple[int, int]:
         """(kind, number): (1, epoch) or (2, pool index), as P§11's message encodes it."""
         a = self.acceptance
         if a.get("kind") == "epoch":
-            return 1, as_int(a.get("epoch"), "acceptance.epoch")
-        need(a.get("kind") == "pool", f"acceptance kind {a.get('kind')!r}")
-        return 2, as_int(a.get("pool_index"), "acceptance.pool_index")
+            kind, number = 1, as_int(a.get("epoch"), "acceptance.epoch")
+        else:
+            need(a.get("kind") == "pool", f"acceptance kind {a.get('kind')!r}")
+            kind, number = 2, as_int(a.get("pool_index"), "acceptance.pool_index")
+        need(0 <= number < 2**64, "the acceptance's epoch or pool index is out of range")
+        return kind, number
 
     def describe(self) -> str:
         kind, number = self.place()
@@ -100,17 +111,20 @@ def step_acceptance_signature(saved: Saved, src: Source) -> str:
     return f"Ed25519 by published key {pub.hex()[:16]}… over the leaf, {saved.describe()}, {at} ms"
 
 
-def step_acceptance_stored(saved: Saved, verification: dict | None) -> str:
-    """The server still has the game exactly as signed: leaf, place and time."""
+def step_acceptance_stored(saved: Saved, verification: dict, signed_epoch_resolved: bool) -> str:
+    """The server still has the game exactly as signed: leaf, place and time. `pend` while it
+    is pending, unless its signed epoch has already resolved (a game kept pending forever)."""
     what = f"the bet signed as accepted into {saved.describe()}"
-    if verification is None:
-        raise AssertionError("unreachable: a 404 is reported by the caller")
     proof = verification.get("proof")
     if not isinstance(proof, dict):
         kind, number = saved.place()
+        # An instant bet is resolved when it is served: pending means stored elsewhere.
+        need(kind == 1, f"{what} is stored as a pending epoch game")
         at = verification.get("resolves_at_epoch")
-        need(not (kind == 1 and isinstance(at, int) and at != number),
+        need(not (isinstance(at, int) and at != number),
              f"the server has the game in epoch {at}, not epoch {number} as signed")
+        if signed_epoch_resolved:
+            need(False, f"epoch {number} has resolved, yet the server still shows the game pending")
         raise StepPend("the game is stored and pending; its fields are shown once it resolves")
     signed = unhex(saved.acceptance.get("leaf"), None, "leaf")
     stored = unhex(proof.get("leaf"), None, "proof.leaf")
@@ -126,20 +140,25 @@ def step_acceptance_stored(saved: Saved, verification: dict | None) -> str:
         need(proof.get("pool_served") is True and proof.get("pool_index") == number,
              f"{what} is stored elsewhere")
     at = saved.acceptance.get("accepted_at_ms")
-    need(proof.get("bet_created_at_ms") in (None, at), f"{what} is stored with another acceptance time")
+    need(proof.get("bet_created_at_ms") == at, f"{what} is stored with another acceptance time")
     return "the server stores the game exactly as signed"
 
 
-def step_acceptance_in_tree(saved: Saved, c: Ctx | None, src: Source) -> str:
-    """The signed leaf hash is in the committed tree of the signed epoch (a pool game's: its bet
-    epoch), that tree gives its bets root and count, and, the epoch resolved, its x and proof."""
+def tree_epoch(saved: Saved, proof: dict | None) -> int | None:
+    """Where the signed leaf must be: the signed epoch, or a pool game's bet epoch (None when
+    the proof names none: the step is then left out)."""
     kind, number = saved.place()
     if kind == 1:
-        e = number
-    else:
-        be = c.proof.get("bet_epoch") if c else None
-        need(isinstance(be, dict), "a pool game's bet epoch is not published")
-        e = as_int(be.get("epoch"), "bet_epoch.epoch")
+        return number
+    be = proof.get("bet_epoch") if isinstance(proof, dict) else None
+    return as_int(be.get("epoch"), "bet_epoch.epoch") if isinstance(be, dict) else None
+
+
+def step_acceptance_in_tree(saved: Saved, e: int, c: Ctx) -> str:
+    """The signed leaf hash is in the committed tree of epoch e, that tree gives its bets root
+    and count, and, the epoch resolved, its x and proof (`c` needs only the source and the
+    group: the game itself may be gone)."""
+    src = c.src
     rec = src.epoch(e)
     need(rec is not None, f"epoch {e} is not published")
     if rec.get("status") == "open":
@@ -154,7 +173,6 @@ def step_acceptance_in_tree(saved: Saved, c: Ctx | None, src: Source) -> str:
     i = hashes.index(lh)
     if rec.get("status") != "resolved":
         raise StepPend(f"leaf {i} of {len(hashes)} of epoch {e}'s tree; bound once the epoch resolves")
-    need(c is not None, "the game is not resolved: its epoch cannot be checked yet")
     bound = verify_epoch_commitment(c, e, rec)
     return f"leaf {i} of {len(hashes)} under epoch {e}'s bets root {root.hex()[:16]}… ({bound})"
 
@@ -166,16 +184,26 @@ class Rpc:
         self.url = url
 
     def call(self, method: str, params: list):
+        """The result; UsageError (exit 2, never a verdict) when the node cannot be asked or its
+        answer is not a JSON-RPC result."""
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
-        req = urllib.request.Request(self.url, body, {"content-type": "application/json"})
         try:
+            req = urllib.request.Request(self.url, body, {"content-type": "application/json"})
             with urllib.request.urlopen(req, timeout=30) as r:
                 answer = json.loads(r.read())
-        except (urllib.error.URLError, OSError, ValueError) as e:
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as e:
             raise UsageError(f"JSON-RPC {method} at {self.url}: {e}") from None
-        if "error" in answer:
-            raise UsageError(f"JSON-RPC {method} at {self.url}: {answer['error']}")
-        return answer.get("result")
+        if not isinstance(answer, dict) or "result" not in answer or answer.get("error") is not None:
+            raise UsageError(f"JSON-RPC {method} at {self.url}: no result: {str(answer)[:200]}")
+        return answer["result"]
+
+    def quantity(self, method: str, params: list) -> int:
+        """A hex quantity result (eth_chainId, eth_blockNumber)."""
+        v = self.call(method, params)
+        try:
+            return int(v, 16)
+        except (TypeError, ValueError):
+            raise UsageError(f"JSON-RPC {method} at {self.url}: {v!r} is not a quantity") from None
 
 
 def step_anchor_onchain(c: Ctx, rpc: Rpc) -> str:
@@ -195,13 +223,23 @@ def step_anchor_onchain(c: Ctx, rpc: Rpc) -> str:
     need(len(tx) == 66 and tx.startswith("0x") and all(ch in "0123456789abcdef" for ch in tx[2:]),
          f"anchorTx {tx!r} is not a transaction hash")
     chain = as_int(p.get("anchorChainId"), "anchorChainId")
-    node_chain = int(rpc.call("eth_chainId", []), 16)
+    if a.get("chain_id") is not None:
+        need(a.get("chain_id") == chain, f"anchor.chain_id {a.get('chain_id')} ≠ anchorChainId {chain}")
+    node_chain = rpc.quantity("eth_chainId", [])
     need(node_chain == chain, f"the node at {rpc.url} is on chain {node_chain}, the proof names chain {chain}")
     t = rpc.call("eth_getTransactionByHash", [tx])
     need(t is not None, f"the node at {rpc.url} knows no transaction {tx}")
+    if not isinstance(t, dict):
+        raise UsageError(f"JSON-RPC eth_getTransactionByHash at {rpc.url}: not a transaction: {t!r:.200}")
     need(t.get("blockNumber") is not None, f"transaction {tx} is not mined")
+    try:
+        block = int(t["blockNumber"], 16)
+    except (TypeError, ValueError):
+        raise UsageError(f"JSON-RPC at {rpc.url}: blockNumber {t['blockNumber']!r}") from None
     root = unhex(a.get("root"), 32, "anchor.root")
     expected = "0x" + b"vrs-anchor-v1:".hex() + root.hex()
     need(str(t.get("input") or t.get("data") or "").lower() == expected,
          f"transaction {tx} does not carry \"vrs-anchor-v1:\" ‖ root {root.hex()}")
-    return f"transaction {tx} in block {int(t['blockNumber'], 16)} carries \"vrs-anchor-v1:\" ‖ root {root.hex()[:16]}…"
+    confirmations = rpc.quantity("eth_blockNumber", []) + 1 - block
+    return (f"transaction {tx} in block {block} ({confirmations} confirmations, from {t.get('from')}) "
+            f"carries \"vrs-anchor-v1:\" ‖ root {root.hex()[:16]}…")
