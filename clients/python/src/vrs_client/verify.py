@@ -155,17 +155,14 @@ def _verify(game_id, server, group, margin, wait, strict_members, acceptance, rp
     status, body = src.get(path)  # the final answer, after any --wait
     if not isinstance(body, dict):
         raise UsageError(f"GET {path}: HTTP {status}, no JSON object")
-    kind, number = saved.place()
-    signed = src.epoch(number) if kind == 1 else None
-    signed_resolved = isinstance(signed, dict) and signed.get("status") == "resolved"
-    steps.append(_run("acceptance_stored", lambda: step_acceptance_stored(saved, body, signed_resolved)))
+    steps.append(_run("acceptance_stored", lambda: step_acceptance_stored(saved, body)))
     proof = body.get("proof") if isinstance(body.get("proof"), dict) else None
     e = tree_epoch(saved, proof)
     if e is not None:
         steps.append(_run("acceptance_in_tree", lambda: step_acceptance_in_tree(saved, e, epochs)))
     if proof is None:
-        # Still pending after --wait: the acceptance steps above say what can be said (a pending
-        # game whose signed epoch has resolved fails acceptance_stored); no game steps yet.
+        # Still pending after --wait: the acceptance steps above say what can be said (pend);
+        # no game steps yet.
         return Report(game_id, steps)
     return _with_rpc(Report(game_id, steps + _steps(results)), src, grp, args, rpc)
 

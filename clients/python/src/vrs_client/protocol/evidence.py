@@ -111,20 +111,17 @@ def step_acceptance_signature(saved: Saved, src: Source) -> str:
     return f"Ed25519 by published key {pub.hex()[:16]}… over the leaf, {saved.describe()}, {at} ms"
 
 
-def step_acceptance_stored(saved: Saved, verification: dict, signed_epoch_resolved: bool) -> str:
-    """The server still has the game exactly as signed: leaf, place and time. `pend` while it
-    is pending, unless its signed epoch has already resolved (a game kept pending forever)."""
+def step_acceptance_stored(saved: Saved, verification: dict) -> str:
+    """The server still has the game exactly as signed: leaf, place and time; `pend` while it is
+    pending."""
     what = f"the bet signed as accepted into {saved.describe()}"
     proof = verification.get("proof")
     if not isinstance(proof, dict):
         kind, number = saved.place()
-        # An instant bet is resolved when it is served: pending means stored elsewhere.
-        need(kind == 1, f"{what} is stored as a pending epoch game")
         at = verification.get("resolves_at_epoch")
-        need(not (isinstance(at, int) and at != number),
+        need(not (kind == 1 and isinstance(at, int) and at != number),
              f"the server has the game in epoch {at}, not epoch {number} as signed")
-        if signed_epoch_resolved:
-            need(False, f"epoch {number} has resolved, yet the server still shows the game pending")
+        # P§13: `pend` while the game is pending, even past its signed epoch.
         raise StepPend("the game is stored and pending; its fields are shown once it resolves")
     signed = unhex(saved.acceptance.get("leaf"), None, "leaf")
     stored = unhex(proof.get("leaf"), None, "proof.leaf")
