@@ -134,9 +134,9 @@ impl Kernel {
     fn lanes(self) -> usize {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512Ifma => 16,
+            Kernel::Avx512Ifma => <ifma::x86::Zmm2 as ifma::Lanes52>::LANES,
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512Ifma256 => 8,
+            Kernel::Avx512Ifma256 => <ifma::x86::Ymm2 as ifma::Lanes52>::LANES,
             _ => LANES,
         }
     }

@@ -11,7 +11,7 @@ import urllib.request
 from dataclasses import dataclass
 
 from .ed25519 import ed25519_verify_strict
-from .encoding import StepPend, UsageError, as_int, need, unhex
+from .encoding import StepFail, StepPend, UsageError, as_int, need, unhex
 from .merkle import leaf_hash, mth
 from .source import Source
 from .steps import Ctx, acceptance_message, verify_epoch_commitment
@@ -61,7 +61,7 @@ class Saved:
                              "response of the bet")
         try:
             game_id = parse_leaf(unhex(acc.get("leaf"), None, "leaf"))[0]
-        except Exception as e:  # noqa: BLE001 (any malformed leaf is a usage error here)
+        except (StepFail, ValueError) as e:  # a malformed leaf (UnicodeDecodeError is a ValueError)
             raise UsageError(f"{path}: the signed leaf: {e}") from None
         if isinstance(v.get("game_id"), str) and v["game_id"] != game_id:
             raise UsageError(f"{path}: the response names game {v['game_id']}, but its acceptance "
@@ -71,7 +71,7 @@ class Saved:
             saved.place()
             at = as_int(acc.get("accepted_at_ms"), "accepted_at_ms")
             need(0 <= at < 2**64, "accepted_at_ms is out of range")
-        except Exception as e:  # noqa: BLE001 (a malformed saved acceptance is a usage error)
+        except StepFail as e:
             raise UsageError(f"{path}: the acceptance: {e}") from None
         return saved
 
