@@ -24,6 +24,7 @@ from vrs_client import BetAccepted, Client, InstantBet
 from vrs_client.protocol.encoding import StepFail
 from vrs_client.protocol.groups import make_group
 from vrs_client.protocol.source import Source
+from vrs_client.protocol.games import bet_leaf_bytes
 from vrs_client.protocol.run import verify_game
 from vrs_client.protocol.tamper import tampers_for
 from vrs_client.verify import VerifyError, verify
@@ -296,3 +297,33 @@ def test_require_anchor_turns_a_pending_anchor_into_a_failure(live: Live, games)
     assert report.failed == ["anchor_inclusion"], report.steps
     bad = _cli("not-a-game-id", "--server", live.url)
     assert bad.returncode == 2
+
+
+def test_a_proof_calling_its_bet_epoch_pending_does_not_excuse_a_missing_bet(live: Live, games, proxy: _TamperingProxy) -> None:
+    """P§13: whether a served bet's epoch E is open is read from E's record, never from the
+    proof's bet_epoch.status. A proof read while E was open (status pending, no copy of the
+    binding) verifies once E has closed; a rewritten bet under such a proof fails
+    pool_bet_inclusion, since E's published tree does not hold it."""
+    game_id, _ = games["instant dice/over7"]
+    vpath = f"/api/v1/verify/{game_id}"
+    wait_until("the bet epoch resolved", lambda: not any(
+        s.name == "pool_bet_inclusion" and s.status == "pend"
+        for s in verify(game_id, server=live.url, group="test512").steps))
+    src = Source(live.url)
+    status, body = src.get(vpath)
+    assert status == 200
+    be = body["proof"]["bet_epoch"]
+    lagging = copy.deepcopy(body)
+    lagging["proof"]["bet_epoch"] = {"epoch": be["epoch"], "status": "pending"}
+    proxy.cache = {vpath: (200, lagging)}
+    report = verify(game_id, server=proxy.url, group="test512", wait=0)
+    assert report.verified, report.steps
+    assert [s.status for s in report.steps if s.name == "pool_bet_inclusion"] == ["ok"], report.steps
+    rewritten = copy.deepcopy(lagging)
+    rewritten["proof"]["bet"]["player_seed"] = "rewritten"
+    rewritten["proof"]["leaf"] = bet_leaf_bytes(rewritten["proof"]["bet"]).hex()
+    proxy.cache = {vpath: (200, rewritten)}
+    report = verify(game_id, server=proxy.url, group="test512", wait=0)
+    assert "pool_bet_inclusion" in report.failed, report.steps
+    detail = [s.detail for s in report.steps if s.name == "pool_bet_inclusion"][0]
+    assert "not in epoch" in detail, detail

@@ -785,24 +785,30 @@ def step_pool_bet_inclusion(c: Ctx) -> str:
     leaf = bet_leaf_bytes(p.get("bet") or {})
     need(leaf.hex() == str(p.get("leaf")).lower(), "leaf ≠ the bet's fields")
     E = as_int(be.get("epoch"), "bet_epoch.epoch")
-    if be.get("status") == "pending":
-        raise StepPend(f"bet epoch {E} is not closed yet")
-    need(be.get("status") == "bound", f"bet epoch {E} is {be.get('status')!r}")
+    need(be.get("status") in ("pending", "bound"), f"bet_epoch.status {be.get('status')!r}")
+    # Whether E is still open is what E's own record says, never the proof: a proof calling a
+    # resolved epoch "pending" must not excuse a bet missing from its tree (P§13).
     rec = c.src.epoch(E)
     need(rec is not None, f"GET /api/v1/epochs/{E}: cannot be fetched")
+    if rec.get("status") == "open":
+        raise StepPend(f"bet epoch {E} is still open")
+    need(rec.get("status") in ("closed", "resolved"), f"bet epoch {E} is {rec.get('status')!r}")
     hl = rec.get("leaf_hashes")
     need(isinstance(hl, list), f"epoch {E} has no leaf_hashes")
     hashes = [unhex(h, 32, "leaf_hashes[]") for h in hl]
-    idx = as_int(be.get("leaf_index"), "bet_epoch.leaf_index")
-    need(0 <= idx < len(hashes) and hashes[idx] == leaf_hash(leaf), f"leaf {idx} of epoch {E} is not this bet's")
     need(json_eq(rec.get("bet_count"), len(hashes)), f"epoch {E}'s bet_count ≠ its {len(hashes)} leaf hashes")
-    need(json_eq(be.get("tree_size"), len(hashes)), "bet_epoch.tree_size ≠ E's bet_count")
     root = mth(hashes)
     need(root.hex() == str(rec.get("bets_root")).lower(), f"epoch {E}'s leaf hashes do not give its bets_root")
-    need(json_eq(be.get("bets_root"), rec.get("bets_root")), "bet_epoch.bets_root ≠ E's bets_root")
-    audit = be.get("audit_path")
-    need(isinstance(audit, list), "bet_epoch.audit_path is not an array")
-    need(fold_path(leaf_hash(leaf), idx, len(hashes), audit) == root, "bet_epoch.audit_path does not give bets_root")
+    need(leaf_hash(leaf) in hashes, f"the bet is not in epoch {E}'s committed tree ({len(hashes)} leaves)")
+    idx = hashes.index(leaf_hash(leaf))
+    # A proof read while E was open says "pending" and carries no copy of the binding.
+    if be.get("status") == "bound":
+        need(json_eq(be.get("leaf_index"), idx), f"bet_epoch.leaf_index is not the leaf's position {idx}")
+        need(json_eq(be.get("tree_size"), len(hashes)), "bet_epoch.tree_size ≠ E's bet_count")
+        need(json_eq(be.get("bets_root"), rec.get("bets_root")), "bet_epoch.bets_root ≠ E's bets_root")
+        audit = be.get("audit_path")
+        need(isinstance(audit, list), "bet_epoch.audit_path is not an array")
+        need(fold_path(leaf_hash(leaf), idx, len(hashes), audit) == root, "bet_epoch.audit_path does not give bets_root")
     created = as_int(p.get("bet_created_at_ms"), "bet_created_at_ms")
     opened, closed = as_int(rec.get("opened_at_ms"), "opened_at_ms"), as_int(rec.get("closed_at_ms"), "closed_at_ms")
     need(opened <= created <= closed, f"served at {created}, outside epoch {E}'s window {opened}..{closed}")
