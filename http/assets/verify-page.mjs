@@ -23,6 +23,11 @@
 
 import { verifyGame, extractGameId, VerifyError } from "./vrs-verify.mjs";
 
+// ?group=rsa2048 makes the `group` check require that group. Without it the page takes the group
+// the server names (it is served by that server, so it can be no stricter than the server's own
+// word); an independent check runs `vrs verify` or @vrs/client, which require rsa2048 by default.
+const requiredGroup = new URLSearchParams(location.search).get("group") || null;
+
 const $ = (sel) => document.querySelector(sel);
 const form = $("#verify-form");
 const input = $("#game-id");
@@ -246,9 +251,14 @@ async function verify(gameId) {
     for (;;) {
       setOutcome("running", "verifying…");
       try {
-        const r = await verifyGame("", gameId, (step) => {
-          if (mine === run) addCheck(step);
-        });
+        const r = await verifyGame(
+          "",
+          gameId,
+          (step) => {
+            if (mine === run) addCheck(step);
+          },
+          { group: requiredGroup },
+        );
         if (mine !== run) return;
         showDice(r.dice, r.game);
         showSummary(r);
@@ -301,7 +311,7 @@ function start(text, { push }) {
     return;
   }
   input.value = gameId;
-  const url = `/verify?game=${gameId}`;
+  const url = `/verify?game=${gameId}${requiredGroup ? `&group=${encodeURIComponent(requiredGroup)}` : ""}`;
   if (push && location.pathname + location.search !== url) history.pushState({ game: gameId }, "", url);
   verify(gameId);
 }

@@ -18,17 +18,19 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-
     connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /// The files under /assets: (name, content type, bytes).
+/// The verifier's two modules are the npm package `@vrs/client`'s own (clients/typescript/src):
+/// the page and the package run one JavaScript verifier.
 const ASSETS: &[(&str, &str, &str)] = &[
     (
         "vrs-verify.mjs",
         "text/javascript; charset=utf-8",
-        include_str!("../assets/vrs-verify.mjs"),
+        include_str!("../../clients/typescript/src/vrs-verify.mjs"),
     ),
     (
         // Imported by vrs-verify.mjs: class-group epochs (chiavdf's VDF).
         "vrs-classgroup.mjs",
         "text/javascript; charset=utf-8",
-        include_str!("../assets/vrs-classgroup.mjs"),
+        include_str!("../../clients/typescript/src/vrs-classgroup.mjs"),
     ),
     (
         "verify-page.mjs",

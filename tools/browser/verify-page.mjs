@@ -2,9 +2,9 @@
 // Drives the in-browser verifier (/verify) in Debian's Chromium through playwright-core (no
 // browser download: the executable is $CHROMIUM or /usr/bin/chromium).
 //
-//   node tools/browser/verify-page.mjs <base_url> <game_id> <screenshot.png>
+//   node tools/browser/verify-page.mjs <base_url> <game_id> <screenshot.png> [<query>]
 //
-// Opens <base_url>/verify?game=<game_id>, waits (60 s at most, $VERIFY_PAGE_TIMEOUT_MS) until
+// Opens <base_url>/verify?game=<game_id> (then &<query> when given, e.g. group=rsa2048), waits (60 s at most, $VERIFY_PAGE_TIMEOUT_MS) until
 // #outcome's data-status is final (verified, failed or error), takes a full-page screenshot
 // (viewport $VERIFY_PAGE_VIEWPORT, default 1100x900; 390x844 shows a phone) and prints one line
 // of JSON on stdout:
@@ -21,13 +21,13 @@ import { chromium } from "playwright-core";
 const FINAL = ["verified", "failed", "error"];
 
 async function main(argv) {
-  if (argv.length !== 3) {
-    process.stderr.write("usage: node tools/browser/verify-page.mjs <base_url> <game_id> <screenshot.png>\n");
+  if (argv.length !== 3 && argv.length !== 4) {
+    process.stderr.write("usage: node tools/browser/verify-page.mjs <base_url> <game_id> <screenshot.png> [<query>]\n");
     return 2;
   }
-  const [base, gameId, shot] = argv;
+  const [base, gameId, shot, query] = argv;
   const timeout = Number(process.env.VERIFY_PAGE_TIMEOUT_MS || 60000);
-  const url = `${base.replace(/\/+$/, "")}/verify?game=${encodeURIComponent(gameId)}`;
+  const url = `${base.replace(/\/+$/, "")}/verify?game=${encodeURIComponent(gameId)}${query ? `&${query}` : ""}`;
   const consoleErrors = [];
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",

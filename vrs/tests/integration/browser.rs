@@ -25,6 +25,11 @@ fn screenshots() -> PathBuf {
 
 /// Opens `/verify?game=<id>` on `base` in Chromium; returns what the page showed.
 fn open_page(base: &str, game_id: &str, shot: &str) -> Value {
+    open_page_with(base, game_id, shot, "")
+}
+
+/// Opens `/verify?game=<id>&<query>` (no `&` for an empty query).
+fn open_page_with(base: &str, game_id: &str, shot: &str, query: &str) -> Value {
     let driver = repo().join("tools/browser/verify-page.mjs");
     assert!(
         repo()
@@ -37,6 +42,7 @@ fn open_page(base: &str, game_id: &str, shot: &str) -> Value {
         .arg(&driver)
         .args([base, game_id])
         .arg(&path)
+        .args((!query.is_empty()).then_some(query))
         .output()
         .expect("node runs the page driver");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -165,6 +171,18 @@ fn the_page_verifies_honest_games_and_names_the_tampered_step() {
     }
 
     let (_, dice_id) = &games[0];
+    // `&group=` makes the group the reader's: this test512 server passes as test512 and fails
+    // as rsa2048, whose proof it cannot give.
+    let page = open_page_with(&server.url, dice_id, "group-test512", "group=test512");
+    assert_eq!(page["status"], "verified", "{page}");
+    let page = open_page_with(&server.url, dice_id, "group-rsa2048", "group=rsa2048");
+    assert_eq!(page["status"], "failed", "{page}");
+    assert_eq!(page["failed_step"], "group", "{page}");
+    assert_eq!(
+        checks(&page).into_iter().filter(|(_, p)| !p).count(),
+        1,
+        "only group fails: {page}"
+    );
     let cases: [(&str, &str, Tamper); 4] = [
         ("y", "vdf_proof", Box::new(|v| flip(v, "/proof/y"))),
         (

@@ -37,6 +37,7 @@ mod server;
 mod store_conformance;
 mod tamper;
 mod timing;
+mod typescript_client;
 mod verify_cache;
 mod x402;
 mod x402_facilitator;

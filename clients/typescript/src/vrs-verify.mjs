@@ -46,7 +46,12 @@ export class VerifyError extends Error {
 }
 
 /** A failed check: thrown inside a check, caught by it and turned into `passed: false`. */
-export class CheckFailed extends Error {}
+export class CheckFailed extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "CheckFailed";
+  }
+}
 const fail = (msg) => {
   throw new CheckFailed(msg);
 };
@@ -468,6 +473,31 @@ export async function epochSeedV2(e, p, prevY, betsRoot, nonce, t, openedAtMs, c
   );
 }
 
+/** Epoch e's public record (GET /api/v1/epochs/{e}, RSA) checked on its own: x_e recomputed
+ *  from its published fields (section 10: its previous output, bets root, T and, for version 2,
+ *  its timing commitment), then its Wesolowski proof. So its bets root is the one its output
+ *  commits to; its previous output is checked by verifying a game of the epoch before. */
+export async function verifyPublishedEpoch(n, rec, e) {
+  count(e, "epoch");
+  if (rec.epoch !== e) fail(`the record is of epoch ${JSON.stringify(rec.epoch)}, not ${e}`);
+  const what = `epoch ${e}`;
+  const k = byteLength(n);
+  decodeElement(rec.previous_output, n, `${what}'s previous_output`);
+  const prev = hexToBytes(rec.previous_output, k, `${what}'s previous_output`);
+  const root = hexToBytes(rec.bets_root, 32, `${what}'s bets_root`);
+  const t = parseIterations(rec.iterations);
+  const c = timingCommitment(rec, e, rec.iterations, `${what}'s record`);
+  const seed = c
+    ? await epochSeedV2(e, c.previous, prev, root, c.nonce, t, c.opened_at_ms, c.closed_at_ms, c.margin_centi, c.squarings_per_second)
+    : await epochSeed(e, prev, root, t);
+  const x = await hashToGroup(seed, n);
+  if (!bytesEqual(bigIntToBytes(x, k), hexToBytes(rec.x, k, `${what}'s x`))) {
+    fail(`${what}'s published x does not follow from its published fields`);
+  }
+  await verifyWesolowski(n, rec);
+  return `${what}'s x follows from its published fields and its proof verifies`;
+}
+
 /** margin_centi = round(security_margin · 100): the margin A in hundredths (1.5 → 150). */
 export function marginCenti(margin, what = "security_margin") {
   if (typeof margin !== "number" || !Number.isFinite(margin) || margin < 0) fail(`${what} is missing or not a number`);
@@ -550,11 +580,16 @@ const TIMING_K = 100000n;
 export function checkTiming(facts) {
   const t = facts.timing;
   const priorRec = facts.prior ?? null;
+  const least = facts.min_margin_centi ?? 0;
   if (!t) {
+    if (least > 0) fail(`version 1: the epoch makes no timing commitment, and a margin of ${centi(least)} was required`);
     if (priorRec && priorRec.version >= 2) {
       fail(`a version-1 epoch after version-2 epoch ${facts.epoch - 1}: epochs never go back to the rules without a timing commitment`);
     }
     return "version 1: no timing commitment (an epoch from before the timing rule)";
+  }
+  if (t.margin_centi < least) {
+    fail(`the epoch declares margin ${centi(t.margin_centi)}, below the ${centi(least)} this check requires`);
   }
   const e = BigInt(facts.epoch);
   const prev = BigInt(t.previous);
@@ -660,22 +695,34 @@ export async function verifyClassGroupProof(disc, { x, y, pi, l, iterations }) {
 // Section 11: bet leaves and RFC 6962 trees
 // ---------------------------------------------------------------------------------------------
 
-/** The committed fields of a bet, as strings, in leaf order. */
+/** The committed fields of a bet, as strings, in leaf order. Each field must have its JSON
+ *  type (a string or null; target an integer or null; combo two integers or null): a seed of 0
+ *  and one of "0" would give the same leaf, yet another rngValue. */
 export function leafFields(bet) {
-  const s = (v) => (v === null || v === undefined ? "" : String(v));
+  const s = (name) => {
+    const v = bet[name];
+    if (v === null || v === undefined) return "";
+    if (typeof v !== "string") fail(`bet.${name} is not a string`);
+    return v;
+  };
+  const int = (v, what) => {
+    if (!Number.isSafeInteger(v)) fail(`${what} is not an integer`);
+    return String(v);
+  };
   let combo = "";
-  if (Array.isArray(bet.combo)) combo = bet.combo.join(",");
+  if (Array.isArray(bet.combo) && bet.combo.length === 2) combo = bet.combo.map((d, i) => int(d, `bet.combo[${i}]`)).join(",");
   else if (bet.combo !== null && bet.combo !== undefined) fail("bet.combo is not two dice");
+  const target = bet.target === null || bet.target === undefined ? "" : int(bet.target, "bet.target");
   return [
-    s(bet.game_id),
-    s(bet.game),
-    s(bet.bet_type),
-    s(bet.target),
+    s("game_id"),
+    s("game"),
+    s("bet_type"),
+    target,
     combo,
-    s(bet.amount),
-    s(bet.player_id),
-    s(bet.player_seed),
-    s(bet.operator_key),
+    s("amount"),
+    s("player_id"),
+    s("player_seed"),
+    s("operator_key"),
   ];
 }
 
@@ -893,14 +940,23 @@ function publishedKeyList(keys) {
 }
 
 /** The earliest `since_ms` of the published keys: from then on every game is signed and every
- *  served bet bound (PROTOCOL.md §13), so a game without them after it fails. */
+ *  served bet bound (PROTOCOL.md §13), so a game without them after it fails. A key listed
+ *  without a `since_ms` counts from the beginning, and once any key is published a game must
+ *  say when it was accepted. */
 function unsignedOnlyBeforeSigning(publishedKeys, proof, what) {
-  const since = (Array.isArray(publishedKeys) ? publishedKeys : [])
-    .map((k) => (k && typeof k === "object" ? k.since_ms : undefined))
-    .filter((t) => typeof t === "number");
+  if (publishedKeys !== undefined && publishedKeys !== null && !Array.isArray(publishedKeys)) {
+    fail("GET /'s acceptance_keys is not a list");
+  }
+  const keys = publishedKeys ?? [];
+  if (keys.length === 0) return;
+  const since = Math.min(
+    ...keys.map((k) => (k && typeof k === "object" && Number.isSafeInteger(k.since_ms) ? k.since_ms : -Infinity)),
+  );
   const created = proof.bet_created_at_ms;
-  if (since.length > 0 && typeof created === "number" && created >= Math.min(...since)) {
-    fail(`${what}, yet the game was accepted at ${created} ms, after the operator began signing (${Math.min(...since)} ms)`);
+  if (!Number.isSafeInteger(created)) fail(`${what}, and no bet_created_at_ms although the operator publishes acceptance keys`);
+  if (created >= since) {
+    const from = since === -Infinity ? "a key listed without since_ms, so from the beginning" : `${since} ms`;
+    fail(`${what}, yet the game was accepted at ${created} ms, after the operator began signing (${from})`);
   }
 }
 
@@ -958,7 +1014,8 @@ export async function verifyAcceptance(acceptance, publishedKeys, proof) {
 // ---------------------------------------------------------------------------------------------
 
 export async function rngValue(yBytes, gameId, playerSeed) {
-  return hmacSha256(yBytes, concat(utf8.encode(gameId), utf8.encode(playerSeed || "")));
+  if (playerSeed !== null && playerSeed !== undefined && typeof playerSeed !== "string") fail("player_seed is not a string");
+  return hmacSha256(yBytes, concat(utf8.encode(gameId), utf8.encode(playerSeed ?? "")));
 }
 
 /** The first `n` dice of the stream; also the bytes consumed, skipped, and extra HMAC blocks. */
@@ -1003,7 +1060,8 @@ function intIn(v, lo, hi, what) {
 
 /** The number of dice a game draws: 2 for dice, 3 for sicbo, 0 for rng. */
 export function diceCount(game) {
-  return { dice: 2, sicbo: 3, rng: 0 }[game] ?? fail(`unknown game ${JSON.stringify(game)}`);
+  const counts = { dice: 2, sicbo: 3, rng: 0 };
+  return Object.prototype.hasOwnProperty.call(counts, game) ? counts[game] : fail(`unknown game ${JSON.stringify(game)}`);
 }
 
 /** Settles `bet` (its game, bet_type, target, combo, amount) on `dice`: {won, payout, rule}. */
@@ -1128,11 +1186,88 @@ export const anchorLeaf = (kind, number, hash) => concat(u8(kind), u64(number), 
 
 export const CALLDATA_PREFIX = "0x7672732d616e63686f722d76313a";
 
+/** Where a kind-1 (epoch) or kind-2 (pool batch) leaf numbered `number` must sit in an anchor
+ *  batch (section 16): {position, size} from the batch's `epochs` {first, last} (inclusive),
+ *  `pool_batches` and `notary_batches` {from, to} (to exclusive); throws CheckFailed when the
+ *  batch does not cover it. */
+export function anchorPosition(anchor, kind, number) {
+  const range = (name, lo, hi) => {
+    const r = anchor[name];
+    if (!r || typeof r !== "object") fail(`anchor.${name} is missing`);
+    return [count(r[lo], `anchor.${name}.${lo}`), count(r[hi], `anchor.${name}.${hi}`)];
+  };
+  const [first, last] = range("epochs", "first", "last");
+  const [poolFrom, poolTo] = range("pool_batches", "from", "to");
+  const [notaryFrom, notaryTo] = range("notary_batches", "from", "to");
+  const epochs = Math.max(0, last + 1 - first);
+  const pools = Math.max(0, poolTo - poolFrom);
+  const size = epochs + pools + Math.max(0, notaryTo - notaryFrom);
+  if (kind === 1 && first <= number && number <= last) return { position: number - first, size };
+  if (kind === 2 && poolFrom <= number && number < poolTo) return { position: epochs + number - poolFrom, size };
+  const what = kind === 1 ? `epoch ${number}` : `pool batch ${number}`;
+  fail(`anchor batch ${anchor.batch} (epochs ${first}..=${last}, pool batches ${poolFrom}..${poolTo}) does not cover ${what}`);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Fetching
 // ---------------------------------------------------------------------------------------------
 
 export const GAME_ID_RE = /^[0-9a-f]{32}$/;
+
+/** options.minMargin in hundredths (0 when not given): a number ≥ 1 with two decimals at most,
+ *  as `vrs verify --min-margin` takes it; anything else is the caller's mistake (RangeError). */
+export function parseMinMargin(m) {
+  if (m === undefined || m === null) return 0;
+  const c = Math.round(Number(m) * 100);
+  if (typeof m !== "number" || !Number.isFinite(m) || m < 1 || Math.abs(c - m * 100) > 1e-6 || c > 0xffffffff) {
+    throw new RangeError(`minMargin must be a number ≥ 1 with two decimals at most, not ${JSON.stringify(m)}`);
+  }
+  return c;
+}
+
+/** The group verifyGame requires unless told otherwise (options.group). */
+export const DEFAULT_GROUP = "rsa2048";
+
+/** GROUP of `VEO-WESOLOWSKI-<GROUP>` (section 13's last paragraph, section 19). */
+export function veoGroup(id) {
+  const low = String(id).toLowerCase();
+  if (low === "rsa2048") return "RSA2048";
+  if (low.startsWith("hex:")) return "RSA-CUSTOM";
+  return String(id).toUpperCase();
+}
+
+/** Section 13, `epoch_record`: (proof member, epoch record member) pairs that must be equal. */
+export const EPOCH_RECORD_PAIRS = [
+  ...["modulus", "iterations", "previous_output", "bets_root", "bet_count", "x", "y", "pi", "l"].map((k) => [k, k]),
+  ["timing.version", "version"],
+  ["timing.previous_epoch", "previous_epoch"],
+  ["timing.nonce", "nonce"],
+  ...["opened_at_ms", "closed_at_ms", "security_margin", "squarings_per_second", "deadline_ms"].map((k) => [`timing.${k}`, k]),
+];
+
+/** The member at a dotted path, or undefined when any part is absent. */
+function memberAt(obj, path) {
+  let v = obj;
+  for (const k of path.split(".")) {
+    if (v === null || typeof v !== "object" || !Object.prototype.hasOwnProperty.call(v, k)) return undefined;
+    v = v[k];
+  }
+  return v;
+}
+
+/** Section 13: "JSON values compared as they are: equal strings, equal numbers, both null". */
+export function jsonEqual(a, b) {
+  if (a === null || b === null) return a === b;
+  if (typeof a !== typeof b) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
+  }
+  if (typeof a === "object") {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k], b[k]));
+  }
+  return a === b;
+}
 
 /** A game id from what a player pastes: the id itself, or any URL or text holding one. */
 export function extractGameId(text) {
@@ -1182,7 +1317,7 @@ async function getRecord(fetchFn, base, path) {
 }
 
 /** GET /api/v1/verify/{id}: the response body, or a VerifyError (unknown, pending, …). */
-export async function fetchVerification(baseUrl, gameId, fetchFn = globalThis.fetch) {
+export async function fetchVerification(baseUrl, gameId, fetchFn = globalThis.fetch.bind(globalThis)) {
   if (!GAME_ID_RE.test(gameId)) {
     throw new VerifyError("invalid_id", `${JSON.stringify(gameId)} is not a game id (32 lowercase hex digits)`);
   }
@@ -1240,8 +1375,14 @@ const eqArr = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.l
  * `onStep(step)` is called with each check {name, passed, detail} as soon as it is computed; a
  * step that passes for now but waits on the server (a pool-served bet whose epoch is still
  * open) also has `pending: true`.
- * Options: `fetch` (a fetch function; default globalThis.fetch), `body` (an already fetched
- * verification response, to skip the first request).
+ * Options: `group` (the group the proof must be in, the verifier's choice: "rsa2048" by
+ * default; "classgroup-1024", or "test512" / "test1024" / "hex:<digits>" for a test server; null
+ * takes the group the server names, which only a page served by that same server should do),
+ * `minMargin` (the least security margin an epoch may declare for `timing` to pass, e.g. 2:
+ * the verifier, not the server, says how strong an adversary it wants excluded; a version-1
+ * epoch, which declares none, then fails), `fetch` (a fetch function; default
+ * globalThis.fetch), `body` (an already fetched verification response, to skip the first
+ * request).
  * Resolves with {game_id, verified, status: "verified"|"failed", failed_step, steps, dice, game,
  * bet, pool_served, pool_index, modulus, modulus_bits, class_group, discriminant, iterations,
  * epoch, rng_value, won, payout, rule, anchor_status, anchor, replay_steps, server_verified,
@@ -1249,7 +1390,9 @@ const eqArr = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.l
  * server's "-0x…" string (which epoch_input checks). Throws VerifyError when there is nothing to
  * verify.
  */
-export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
+export async function verifyGame(baseUrl, gameId, onStep, options) {
+  options = options ?? {};
+  const minMarginCenti = parseMinMargin(options.minMargin);
   const started = Date.now();
   const fetchFn = options.fetch || globalThis.fetch.bind(globalThis);
   const body = options.body || (await fetchVerification(baseUrl, gameId, fetchFn));
@@ -1350,6 +1493,38 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
   const game = bet.game;
   const isRng = game === "rng";
 
+  // --- the group: the verifier's choice, never the server's (section 13) ---------------------
+  // Wesolowski's argument holds only in a group whose order nobody knows: a server free to name
+  // a modulus it can factor (a test modulus, a hex: one of its own) could forge every proof.
+  await check("group", async () => {
+    const m = p.modulus;
+    if (typeof m !== "string") fail("the proof names no group (modulus)");
+    const wanted = options.group === undefined ? DEFAULT_GROUP : options.group;
+    if (wanted !== null && m.toLowerCase() !== String(wanted).toLowerCase()) {
+      fail(`the proof is in group ${JSON.stringify(m)}, but this verifier requires ${JSON.stringify(wanted)}`);
+    }
+    const veo = `VEO-WESOLOWSKI-${veoGroup(m)}`;
+    if (p.veo_class !== undefined && p.veo_class !== veo) fail(`veo_class is ${JSON.stringify(p.veo_class)}, not ${veo}`);
+    let what;
+    if (classGroup) {
+      const bits = classGroupBits(m);
+      if (poolServed) fail("a class-group service keeps no pool (section 19)");
+      if (p.discriminant_bits !== undefined && p.discriminant_bits !== bits) {
+        fail(`discriminant_bits is ${p.discriminant_bits}, not ${bits}`);
+      }
+      what = `${m} (a fresh ${bits}-bit discriminant every epoch)`;
+    } else {
+      if (p.modulus_n !== undefined && p.modulus_n !== null) {
+        const given = hexToBytes(p.modulus_n, byteLength(N()), "modulus_n");
+        if (bytesToBigInt(given) !== N()) fail(`modulus_n is not the modulus ${m}`);
+      }
+      what = `${m} (${bitLength(N())}-bit modulus)`;
+    }
+    return wanted === null
+      ? `${what}: the group the server names, taken as it is (no group was required; require one, e.g. rsa2048, to refuse a server that names another)`
+      : `${what}, the group this verifier requires`;
+  });
+
   // --- the bet's own fields -------------------------------------------------------------------
   await check("bet_leaf", async () => {
     if (bet.game_id !== gameId) fail(`the proof is of game ${JSON.stringify(bet.game_id)}, not ${gameId}`);
@@ -1423,11 +1598,10 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
   // --- the signed acceptance (section 11, protocol version 2) ---------------------------------
   // The operator's keys come from GET /, fetched only when there is a signature to check.
   await check("acceptance", async () => {
-    // Without a signature GET / only serves the time rule: a server that does not answer it
-    // publishes no key, and the game passes as version 1.
-    const unsigned = p.acceptance === null || p.acceptance === undefined;
-    const info = await getRecord(fetchFn, baseUrl, "/").catch((e) => (unsigned ? null : Promise.reject(e)));
-    return verifyAcceptance(p.acceptance, info && info.acceptance_keys, p);
+    // Without a signature GET / serves the time rule (no keys published: version 1). A GET /
+    // that cannot be fetched fails the step: "no keys" would let an unsigned game pass.
+    const info = await getRecord(fetchFn, baseUrl, "/");
+    return verifyAcceptance(p.acceptance, info.acceptance_keys, p);
   });
 
   // --- the anchor (section 16) ----------------------------------------------------------------
@@ -1452,6 +1626,15 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
       }
       if (bytesToHex(leaf) !== String(anchor.leaf).toLowerCase()) {
         fail(`the ${poolServed ? "pool batch" : "epoch"}'s anchor leaf is not anchor.leaf`);
+      }
+      // The batch's leaves are its epochs, then its pool batches, then its notary batches, each
+      // by number (section 16): the position and the tree size follow from its ranges, so one
+      // root cannot hold two versions of a record for the operator to choose between later.
+      const at = anchorPosition(anchor, poolServed ? 2 : 1, poolServed ? count(p.pool_batch, "pool_batch") : count(p.vdfEpoch, "vdfEpoch"));
+      if (anchor.leaf_index !== at.position || anchor.tree_size !== at.size) {
+        fail(
+          `leaf ${anchor.leaf_index} of ${anchor.tree_size} shown, but anchor batch ${anchor.batch}'s ranges put it at ${at.position} of ${at.size}`,
+        );
       }
       const root = hexToBytes(anchor.root, 32, "anchor.root");
       const got = await rootFromPath(
@@ -1574,7 +1757,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
       if (rec.bet_count !== hashes.length || p.bet_count !== hashes.length) {
         fail(`bet count ${p.bet_count} (proof) / ${rec.bet_count} (epoch) but ${hashes.length} leaves`);
       }
-      const i = p.leaf_index;
+      const i = count(p.leaf_index, "leaf_index");
       const lh = bytesToHex(await leafHash(hexToBytes(p.leaf, undefined, "leaf")));
       if (!(i < hashes.length) || bytesToHex(hashes[i]) !== lh) fail(`epoch ${e}'s leaf ${i} is not this game's leaf`);
       return `epoch ${e}'s ${hashes.length} published leaves hash to its bets root`;
@@ -1608,6 +1791,27 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
         fail(`epoch ${ei}'s published predecessor is epoch ${rec.previous_epoch}, not the proof's ${pe}`);
       }
       return `the previous output is ${source}`;
+    });
+
+    // Section 13, `epoch_record`: the epoch is published resolved, telling the same story as the
+    // proof. Without it an operator could evaluate epoch e twice (two nonces, two squarers) and
+    // hand a game whichever run it prefers while publishing the other.
+    await check("epoch_record", async () => {
+      const ei = count(e, "vdfEpoch");
+      const rec = await getEpoch();
+      if (rec.status !== "resolved") fail(`epoch ${ei} is ${JSON.stringify(rec.status)}, not resolved`);
+      const pairs = EPOCH_RECORD_PAIRS.filter(([mine]) => p.timing !== undefined || !mine.startsWith("timing."));
+      const missing = [];
+      const differ = [];
+      for (const [mine, theirs] of pairs) {
+        const a = memberAt(p, mine);
+        const b = memberAt(rec, theirs);
+        if (a === undefined || b === undefined) missing.push(mine === theirs ? mine : `${mine}/${theirs}`);
+        else if (!jsonEqual(a, b)) differ.push(mine === theirs ? mine : `${mine} (record ${theirs})`);
+      }
+      if (missing.length) fail(`a member is missing: ${missing.join(", ")}`);
+      if (differ.length) fail(`epoch ${ei}'s record differs from the proof in: ${differ.join(", ")}`);
+      return `GET /api/v1/epochs/${ei} is resolved with the proof's ${pairs.length} values`;
     });
 
     await check("epoch_input", async () => {
@@ -1659,7 +1863,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
           resolved_at_ms: typeof before.resolved_at_ms === "number" ? before.resolved_at_ms : null,
         };
       }
-      if (!c) return checkTiming({ epoch: ei, timing: null, prior });
+      if (!c) return checkTiming({ epoch: ei, timing: null, prior, min_margin_centi: minMarginCenti });
       const r = timingCommitment(rec, ei, rec.iterations, `epoch ${ei}'s record`);
       const same = [
         ["previous_epoch", c.previous, r.previous],
@@ -1683,7 +1887,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
           iterations: parseIterations(pr.iterations),
         };
       }
-      return checkTiming({ epoch: ei, timing: c, predecessor, prior });
+      return checkTiming({ epoch: ei, timing: c, predecessor, prior, min_margin_centi: minMarginCenti });
     });
   }
 
@@ -1730,12 +1934,19 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
     });
 
     await check("pool_anchor", async () => {
+      rsaOnly();
       const ae = count(p.anchor_epoch, "anchor_epoch");
       const ay = el("anchor_y");
+      // Section 14: a pool game's vdfEpoch is its batch's anchor epoch.
+      if (p.vdfEpoch !== undefined && p.vdfEpoch !== null && p.vdfEpoch !== ae) {
+        fail(`vdfEpoch ${p.vdfEpoch} is not the anchor epoch ${ae}`);
+      }
       const rec = await getRecord(fetchFn, baseUrl, `/api/v1/epochs/${ae}`);
       if (rec.status !== "resolved" || typeof rec.y !== "string") fail(`anchor epoch ${ae} is not resolved`);
       if (String(rec.y).toLowerCase() !== bytesToHex(ay)) fail(`anchor_y is not y of epoch ${ae}`);
-      return `anchored to resolved epoch ${ae}; anchor_y is its y`;
+      // Its proof too: an unproved y would let the operator choose the batch seed.
+      await verifyWesolowski(N(), rec);
+      return `anchored to resolved epoch ${ae}, whose proof verifies; anchor_y is its y`;
     });
 
     await check("pool_batch_seed", async () => {
@@ -1821,33 +2032,50 @@ export async function verifyGame(baseUrl, gameId, onStep, options = {}) {
     await check("pool_bet_inclusion", async () => {
       const be = p.bet_epoch;
       if (be === null || be === undefined) {
-        const info = await getRecord(fetchFn, baseUrl, "/").catch(() => null);
-        unsignedOnlyBeforeSigning(info && info.acceptance_keys, p, "bound to no epoch");
+        const info = await getRecord(fetchFn, baseUrl, "/");
+        unsignedOnlyBeforeSigning(info.acceptance_keys, p, "bound to no epoch");
         return "served before version 2: bound by no epoch";
       }
       if (typeof be !== "object") fail("bet_epoch is not an object");
       const E = count(be.epoch, "bet_epoch.epoch");
-      if (be.status === "pending") return { detail: `pending: epoch ${E} is still open`, pending: true };
-      if (be.status !== "bound") fail(`bet_epoch.status ${JSON.stringify(be.status)} is neither "pending" nor "bound"`);
-      const lh = await leafHash(hexToBytes(p.leaf, undefined, "leaf"));
-      const position = count(be.leaf_index, "bet_epoch.leaf_index");
-      const size = count(be.tree_size, "bet_epoch.tree_size");
-      const root = hexToBytes(be.bets_root, 32, "bet_epoch.bets_root");
-      const got = await rootFromPath(lh, position, size, hashList(be.audit_path, "bet_epoch.audit_path"));
-      if (!bytesEqual(got, root)) fail(`the game's leaf ${position} of ${size} and the audit path do not lead to bets root ${be.bets_root}`);
+      // The leaf of the bet the outcome is recomputed from, not a copy kept apart from it.
+      const leaf = betLeaf(bet);
+      if (!bytesEqual(leaf, hexToBytes(p.leaf, undefined, "leaf"))) fail("the proof's leaf does not encode its bet");
+      const lh = await leafHash(leaf);
+      // Whether E is still open is what E's public record says, never what the proof says: a
+      // proof calling a long-closed epoch "pending" must not excuse a bet missing from its tree.
       const rec = await getRecord(fetchFn, baseUrl, `/api/v1/epochs/${E}`);
-      if (rec.status === "open") fail(`epoch ${E} is still open, yet bet_epoch says the bet is bound`);
+      if (rec.epoch !== undefined && rec.epoch !== E) fail(`GET /api/v1/epochs/${E} answers with epoch ${rec.epoch}`);
+      if (rec.status === "open") return { detail: `pending: epoch ${E} is still open, its tree not fixed yet`, pending: true };
+      if (rec.status !== "closed" && rec.status !== "resolved") fail(`epoch ${E} is ${JSON.stringify(rec.status)}: neither open, closed nor resolved`);
       const published = hexToBytes(rec.bets_root, 32, `epoch ${E}'s bets_root`);
-      if (!bytesEqual(published, root)) fail(`epoch ${E}'s published bets root is not bet_epoch.bets_root`);
       const hashes = hashList(rec.leaf_hashes, `epoch ${E} leaf_hashes`);
       if (!bytesEqual(await merkleRoot(hashes), published)) fail(`epoch ${E}'s ${hashes.length} published leaves do not hash to its bets root`);
-      if (rec.bet_count !== hashes.length || size !== hashes.length) {
-        fail(`tree size ${size} (proof) / bet count ${rec.bet_count} (epoch ${E}) but ${hashes.length} leaves`);
+      if (rec.bet_count !== hashes.length) fail(`epoch ${E}'s bet count ${rec.bet_count} but ${hashes.length} published leaves`);
+      const position = hashes.findIndex((h) => bytesEqual(h, lh));
+      if (position < 0) {
+        fail(`the bet is not in epoch ${E}'s committed tree (${hashes.length} leaves): dropped or altered after it was accepted`);
       }
-      if (!bytesEqual(hashes[position], lh)) fail(`epoch ${E}'s leaf ${position} is not this game's leaf`);
-      return `the game's leaf is leaf ${position} of ${size} in epoch ${E}'s tree, whose published leaves hash to its bets root ${short(
-        bytesToHex(root),
+      // The proof's copy of the binding, where given, must be the published one. Its status may
+      // lag (read while E was open: "pending", without the copy), never be something else.
+      if (be.status !== "pending" && be.status !== "bound") fail(`bet_epoch.status ${JSON.stringify(be.status)} is neither "pending" nor "bound"`);
+      if (be.leaf_index !== undefined && be.leaf_index !== position) fail(`bet_epoch.leaf_index ${be.leaf_index} is not the leaf's position ${position}`);
+      if (be.tree_size !== undefined && be.tree_size !== hashes.length) fail(`bet_epoch.tree_size ${be.tree_size} is not epoch ${E}'s ${hashes.length} leaves`);
+      if (be.bets_root !== undefined && !bytesEqual(hexToBytes(be.bets_root, 32, "bet_epoch.bets_root"), published)) {
+        fail(`epoch ${E}'s published bets root is not bet_epoch.bets_root`);
+      }
+      if (be.audit_path !== undefined) {
+        const got = await rootFromPath(lh, position, hashes.length, hashList(be.audit_path, "bet_epoch.audit_path"));
+        if (!bytesEqual(got, published)) fail(`bet_epoch.audit_path does not lead from leaf ${position} to epoch ${E}'s bets root`);
+      }
+      const where = `the game's leaf is leaf ${position} of ${hashes.length} in epoch ${E}'s tree, whose published leaves hash to its bets root ${short(
+        bytesToHex(published),
       )}`;
+      // Until E resolves, no output commits to that root yet: pending, not passed for good.
+      if (rec.status !== "resolved") return { detail: `${where}; pending: epoch ${E} is not resolved yet`, pending: true };
+      rsaOnly();
+      await verifyPublishedEpoch(N(), rec, E);
+      return `${where}, which epoch ${E}'s input commits to (its x follows and its proof verifies)`;
     });
 
   }

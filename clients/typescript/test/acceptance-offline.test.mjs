@@ -1,13 +1,13 @@
-// Offline tests of the verifier core's protocol-version-2 checks (http/assets/vrs-verify.mjs):
+// Offline tests of the verifier core's protocol-version-2 checks (clients/typescript/src/vrs-verify.mjs):
 // Ed25519 (RFC 8032 §5.1.7, strict) against RFC 8032 §7.1's vectors and node:crypto, the signed
 // acceptance of PROTOCOL.md §11 ("Signed acceptance"), and a pool-served game end to end with
 // its `pool_bet_inclusion` (§14, "Binding served bets") and `acceptance` steps.
-// No server, no browser: `node --test tools/browser/`.
+// No server, no browser: `npm test` in clients/typescript.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createPublicKey, generateKeyPairSync, randomBytes, sign, verify } from "node:crypto";
-import * as v from "../../http/assets/vrs-verify.mjs";
+import * as v from "../src/vrs-verify.mjs";
 
 const unhex = (h) => Uint8Array.from(Buffer.from(h, "hex"));
 const hex = (b) => Buffer.from(b).toString("hex");
@@ -327,21 +327,51 @@ async function auditPath(hashes, m) {
 }
 
 const KEY = keyPair();
+const el = (x) => v.bigIntToBytes(x, v.byteLength(N512));
 
-async function poolGame(o = {}) {
-  const k = v.byteLength(N512);
-  const el = (x) => v.bigIntToBytes(x, k);
-  const anchorY = el(await v.hashToGroup(await v.sha256(v.u64(ANCHOR)), N512));
-  const prevRoot = new Uint8Array(32);
-  const batchSeed = await v.poolBatchSeed(1, prevRoot, ANCHOR, anchorY);
-  const secret = new Uint8Array(32).fill(0x42);
-  const entrySeed = await v.poolEntrySeed(batchSeed, 2, secret);
-  const x = await v.hashToGroup(entrySeed, N512);
+/** y = x^(2^T) in test512 with its Wesolowski proof (PROTOCOL.md §4-§6). */
+async function evaluate(x) {
   let y = x;
   for (let i = 0; i < T; i++) y = (y * y) % N512;
   y = v.canon(y, N512);
   const l = await v.hashToPrime(N512, x, y, BigInt(T));
   const pi = v.canon(v.modPow(x, (1n << BigInt(T)) / l, N512), N512);
+  return { y, l, pi };
+}
+
+/** A resolved version-1 epoch's public record, its x following from its fields and proved. */
+async function provedEpoch(e, leafHashes) {
+  const prevY = el(await v.hashToGroup(await v.sha256(v.u64(e - 1)), N512));
+  const betsRoot = await v.merkleRoot(leafHashes);
+  const x = await v.hashToGroup(await v.epochSeed(e, prevY, betsRoot, BigInt(T)), N512);
+  const { y, l, pi } = await evaluate(x);
+  return {
+    epoch: e,
+    status: "resolved",
+    modulus: "test512",
+    version: 1,
+    previous_epoch: e - 1,
+    iterations: T,
+    previous_output: hex(prevY),
+    bets_root: hex(betsRoot),
+    bet_count: leafHashes.length,
+    leaf_hashes: leafHashes.map(hex),
+    x: hex(el(x)),
+    y: hex(el(y)),
+    pi: hex(el(pi)),
+    l: hex(v.bigIntToBytes(l, 32)),
+  };
+}
+
+async function poolGame(o = {}) {
+  const anchorRecord = await provedEpoch(ANCHOR, [new Uint8Array(32).fill(0xb1)]);
+  const anchorY = unhex(anchorRecord.y);
+  const prevRoot = new Uint8Array(32);
+  const batchSeed = await v.poolBatchSeed(1, prevRoot, ANCHOR, anchorY);
+  const secret = new Uint8Array(32).fill(0x42);
+  const entrySeed = await v.poolEntrySeed(batchSeed, 2, secret);
+  const x = await v.hashToGroup(entrySeed, N512);
+  const { y, l, pi } = await evaluate(x);
   const lBytes = v.bigIntToBytes(l, 32);
   const entryLeaf = v.poolEntryLeaf(2, BigInt(T), el(x), el(y), lBytes, el(pi));
   const entryHashes = [new Uint8Array(32).fill(0xe1), await v.leafHash(entryLeaf)];
@@ -397,6 +427,8 @@ async function poolGame(o = {}) {
   if (o.rewrite) {
     proof.bet = { ...bet, ...o.rewrite };
     proof.leaf = hex(v.betLeaf(proof.bet));
+    // The operator signs its rewrite with its own published key.
+    if (o.resign) proof.acceptance = await signedAcceptance(KEY, { kind: "pool", number: 2, leaf: v.betLeaf(proof.bet), at: 2_000 });
   }
   const rng = await v.rngValue(el(y), gameId, proof.bet.player_seed);
   const dice = (await v.rollDice(rng, 2)).dice;
@@ -425,15 +457,8 @@ async function poolGame(o = {}) {
       committed_at_ms: 1_000,
       served: [{ index: 2, game_id: gameId }],
     },
-    [`/api/v1/epochs/${ANCHOR}`]: { epoch: ANCHOR, status: "resolved", y: hex(anchorY) },
-    [`/api/v1/epochs/${BET_EPOCH}`]: {
-      epoch: BET_EPOCH,
-      status: "closed",
-      bets_root: hex(betsRoot),
-      bet_count: 3,
-      leaf_hashes: epochHashes.map(hex),
-      ...o.epoch,
-    },
+    [`/api/v1/epochs/${ANCHOR}`]: { ...anchorRecord, ...o.anchorEpoch },
+    [`/api/v1/epochs/${BET_EPOCH}`]: { ...(await provedEpoch(BET_EPOCH, epochHashes)), ...o.epoch },
   };
   const fetched = [];
   const fetch = async (url) => {
@@ -441,7 +466,7 @@ async function poolGame(o = {}) {
     const rec = records[url];
     return { status: rec ? 200 : 404, text: async () => JSON.stringify(rec ?? { error: "not found" }) };
   };
-  const run = await v.verifyGame("", gameId, null, { body, fetch });
+  const run = await v.verifyGame("", gameId, null, { body, fetch, group: "test512" });
   const failed = Object.fromEntries(run.steps.filter((st) => !st.passed).map((st) => [st.name, st.detail]));
   const step = (name) => run.steps.find((st) => st.name === name);
   return { run, failed, step, fetched, epochHashes, betsRoot };
@@ -454,6 +479,7 @@ test("a version-2 pool-served game verifies end to end: pool_bet_inclusion after
   assert.deepEqual(
     run.steps.map((s) => s.name),
     [
+      "group",
       "bet_leaf",
       "pool_batch_chain",
       "pool_anchor",
@@ -470,7 +496,11 @@ test("a version-2 pool-served game verifies end to end: pool_bet_inclusion after
       "acceptance",
     ],
   );
-  assert.match(step("pool_bet_inclusion").detail, /^the game's leaf is leaf 2 of 3 in epoch 7's tree, whose published leaves hash to its bets root [0-9a-f]{16}…$/);
+  assert.match(
+    step("pool_bet_inclusion").detail,
+    /^the game's leaf is leaf 2 of 3 in epoch 7's tree, whose published leaves hash to its bets root [0-9a-f]{16}…, which epoch 7's input commits to \(its x follows and its proof verifies\)$/,
+  );
+  assert.equal(step("pool_anchor").detail, "anchored to resolved epoch 3, whose proof verifies; anchor_y is its y");
   assert.equal(step("pool_bet_inclusion").pending, undefined);
   assert.match(step("acceptance").detail, /served from pool entry 2 at 2000 ms$/);
   assert.equal(fetched.filter((u) => u === "/").length, 1, "GET / once");
@@ -495,11 +525,33 @@ test("a pool game stripped of its signature and binding after signing began fail
 });
 
 test("a pool bet whose epoch is still open passes pool_bet_inclusion as pending", async () => {
-  const { run, failed, step, fetched } = await poolGame({ betEpoch: { status: "pending", leaf_index: undefined, tree_size: undefined, audit_path: undefined, bets_root: undefined } });
-  assert.deepEqual(failed, {});
-  assert.equal(run.verified, true);
-  assert.deepEqual(step("pool_bet_inclusion"), { name: "pool_bet_inclusion", passed: true, detail: "pending: epoch 7 is still open", pending: true });
-  assert.ok(!fetched.includes(`/api/v1/epochs/${BET_EPOCH}`));
+  const unbound = { status: "pending", leaf_index: undefined, tree_size: undefined, audit_path: undefined, bets_root: undefined };
+  const open = { status: "open", bets_root: null, bet_count: 0, leaf_hashes: [], x: null, y: null, pi: null, l: null };
+  let g = await poolGame({ betEpoch: unbound, epoch: open });
+  assert.deepEqual(g.failed, {});
+  assert.equal(g.run.verified, true);
+  assert.deepEqual(g.step("pool_bet_inclusion"), { name: "pool_bet_inclusion", passed: true, detail: "pending: epoch 7 is still open, its tree not fixed yet", pending: true });
+  // Open is what E's own record says, whatever the proof's copy says.
+  g = await poolGame({ epoch: open });
+  assert.equal(g.step("pool_bet_inclusion").pending, true);
+  assert.ok(g.fetched.includes(`/api/v1/epochs/${BET_EPOCH}`));
+});
+
+test("a proof that calls its bet epoch pending does not excuse a bet missing from that epoch's tree", async () => {
+  // The operator rewrites a served bet, signs the rewrite with its own key and says the bet
+  // epoch is still pending: epoch 7's published record says resolved, without that leaf.
+  const unbound = { status: "pending", leaf_index: undefined, tree_size: undefined, audit_path: undefined, bets_root: undefined };
+  let g = await poolGame({ rewrite: { player_seed: "rewritten" }, betEpoch: unbound, resign: true });
+  assert.deepEqual(Object.keys(g.failed), ["pool_bet_inclusion"]);
+  assert.match(g.failed.pool_bet_inclusion, /^the bet is not in epoch 7's committed tree \(3 leaves\): dropped or altered after it was accepted$/);
+  // The proof read while the epoch was open ("pending") and the epoch closed since: the record
+  // decides, and the bet is in its tree.
+  g = await poolGame({ betEpoch: unbound });
+  assert.deepEqual(g.failed, {});
+  assert.match(g.step("pool_bet_inclusion").detail, /^the game's leaf is leaf 2 of 3 in epoch 7's tree/);
+  // An epoch that does not exist.
+  g = await poolGame({ betEpoch: { ...unbound, epoch: 123456789 } });
+  assert.match(g.failed.pool_bet_inclusion, /\/api\/v1\/epochs\/123456789: not found/);
 });
 
 test("a bound pool bet that its epoch does not hold fails pool_bet_inclusion", async () => {
@@ -507,41 +559,68 @@ test("a bound pool bet that its epoch does not hold fails pool_bet_inclusion", a
     assert.deepEqual(Object.keys(failed), ["pool_bet_inclusion"]);
     assert.match(failed.pool_bet_inclusion, re);
   };
-  // The audit path, the leaf index or the tree size do not lead to the root.
+  // The proof's copy of the binding (audit path, index, size, root) must be the published one.
   let g = await poolGame({ betEpoch: { audit_path: [] } });
   only(g.failed, /audit path too short/);
   g = await poolGame({ betEpoch: { audit_path: ["00".repeat(32)] } });
-  only(g.failed, /leaf 2 of 3 and the audit path do not lead to bets root/);
+  only(g.failed, /bet_epoch\.audit_path does not lead from leaf 2 to epoch 7's bets root/);
   g = await poolGame({ betEpoch: { leaf_index: 1 } });
-  only(g.failed, /audit path too short/);
-  g = await poolGame({ betEpoch: { leaf_index: 3 } });
-  only(g.failed, /not below the tree size/);
-  // The epoch's published root is another (the proof's tree is not the one in seed_E).
-  const other = [...g.epochHashes.map(hex), "a3".repeat(32)];
-  const otherRoot = hex(await v.merkleRoot(other.map(unhex)));
-  g = await poolGame({ epoch: { bets_root: otherRoot, bet_count: 4, leaf_hashes: other } });
+  only(g.failed, /bet_epoch\.leaf_index 1 is not the leaf's position 2/);
+  g = await poolGame({ betEpoch: { tree_size: 4 } });
+  only(g.failed, /bet_epoch\.tree_size 4 is not epoch 7's 3 leaves/);
+  g = await poolGame({ betEpoch: { bets_root: "a3".repeat(32) } });
   only(g.failed, /epoch 7's published bets root is not bet_epoch\.bets_root/);
-  // The published leaves do not hash to the published root.
+  g = await poolGame({ betEpoch: { status: "settled" } });
+  only(g.failed, /bet_epoch\.status "settled" is neither "pending" nor "bound"/);
+  // The published leaves do not hash to the published root, or the count disagrees.
+  const other = [...g.epochHashes.map(hex), "a3".repeat(32)];
   g = await poolGame({ epoch: { leaf_hashes: [...other.slice(0, 2), other[3]] } });
   only(g.failed, /epoch 7's 3 published leaves do not hash to its bets root/);
-  // Counts that disagree.
   g = await poolGame({ epoch: { bet_count: 4 } });
-  only(g.failed, /tree size 3 \(proof\) \/ bet count 4 \(epoch 7\) but 3 leaves/);
-  // Still open, or missing, or a status that is neither.
-  g = await poolGame({ epoch: { status: "open", bets_root: null, bet_count: null, leaf_hashes: [] } });
-  only(g.failed, /epoch 7 is still open, yet bet_epoch says the bet is bound/);
+  only(g.failed, /epoch 7's bet count 4 but 3 published leaves/);
+  // A status that is none of the three, a record of another epoch, an epoch that is not there.
+  g = await poolGame({ epoch: { status: "zz" } });
+  only(g.failed, /epoch 7 is "zz": neither open, closed nor resolved/);
+  g = await poolGame({ epoch: { epoch: 4242 } });
+  only(g.failed, /GET \/api\/v1\/epochs\/7 answers with epoch 4242/);
   g = await poolGame({ betEpoch: { epoch: 8 } });
   only(g.failed, /\/api\/v1\/epochs\/8: not found/);
-  g = await poolGame({ betEpoch: { status: "settled" } });
-  only(g.failed, /neither "pending" nor "bound"/);
 });
 
 test("a served bet rewritten after its epoch closed fails pool_bet_inclusion and acceptance", async () => {
   const { run, failed } = await poolGame({ rewrite: { player_seed: "rewritten" } });
   assert.equal(run.verified, false);
   assert.deepEqual(Object.keys(failed), ["pool_bet_inclusion", "acceptance"]);
-  assert.match(failed.pool_bet_inclusion, /do not lead to bets root/);
+  assert.match(failed.pool_bet_inclusion, /the bet is not in epoch 7's committed tree/);
   assert.match(failed.acceptance, /signed leaf is not the game's committed leaf/);
+});
+
+test("a bound pool bet whose epoch is closed but not resolved is pending; a resolved one must be proved", async () => {
+  let g = await poolGame({ epoch: { status: "closed" } });
+  assert.deepEqual(g.failed, {});
+  assert.equal(g.step("pool_bet_inclusion").pending, true);
+  assert.match(g.step("pool_bet_inclusion").detail, /; pending: epoch 7 is not resolved yet$/);
+  // Another bets root published under the same x: x no longer follows from the fields.
+  const other = await provedEpoch(BET_EPOCH, [new Uint8Array(32).fill(0xcc)]);
+  g = await poolGame({ epoch: { x: other.x } });
+  assert.deepEqual(Object.keys(g.failed), ["pool_bet_inclusion"]);
+  assert.equal(g.failed.pool_bet_inclusion, "epoch 7's published x does not follow from its published fields");
+  // An output the epoch's proof does not support.
+  g = await poolGame({ epoch: { y: other.y } });
+  assert.deepEqual(Object.keys(g.failed), ["pool_bet_inclusion"]);
+  assert.match(g.failed.pool_bet_inclusion, /^ℓ is not hash_to_prime|^π\^ℓ/);
+});
+
+test("pool_anchor: the anchor epoch's proof is verified, and it is the game's vdfEpoch", async () => {
+  // The anchor epoch's published y is anchor_y, but no proof takes its x there.
+  const forged = await provedEpoch(ANCHOR, [new Uint8Array(32).fill(0xdd)]);
+  let g = await poolGame({ anchorEpoch: { x: forged.x } });
+  assert.deepEqual(Object.keys(g.failed), ["pool_anchor"]);
+  assert.match(g.failed.pool_anchor, /^ℓ is not hash_to_prime|^π\^ℓ/);
+  g = await poolGame({ anchorEpoch: { status: "closed" } });
+  assert.equal(g.failed.pool_anchor, "anchor epoch 3 is not resolved");
+  g = await poolGame({ proof: { vdfEpoch: ANCHOR + 1 } });
+  assert.equal(g.failed.pool_anchor, "vdfEpoch 4 is not the anchor epoch 3");
 });
 
 test("a pool game's acceptance by an unpublished key, or for another entry, fails acceptance only", async () => {

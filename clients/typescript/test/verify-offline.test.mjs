@@ -1,19 +1,19 @@
-// Offline self-tests of the in-browser verifier's core (http/assets/vrs-verify.mjs), against the
+// Offline self-tests of the in-browser verifier's core (clients/typescript/src/vrs-verify.mjs), against the
 // documents alone: the test vectors of docs/test-vectors/rsa2048.json (PROTOCOL.md §9), the
 // worked examples of GAMES.md §6, known Baillie-PSW pseudoprimes (PROTOCOL.md §5) and RFC 6962
-// trees; and of its class-group part (http/assets/vrs-classgroup.mjs) against chiavdf 1.2.0's own
+// trees; and of its class-group part (clients/typescript/src/vrs-classgroup.mjs) against chiavdf 1.2.0's own
 // answers (engine/src/classgroup/testdata/chiavdf-1.2.0.json, and an epoch proved by chiavdf
-// below). No server, no browser, no dependency: `node --test tools/browser/vrs-verify.test.mjs`.
+// below). No server, no browser, no dependency: `npm test` in clients/typescript.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { createHash, generateKeyPairSync, sign } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import * as v from "../../http/assets/vrs-verify.mjs";
-import * as cg from "../../http/assets/vrs-classgroup.mjs";
+import * as v from "../src/vrs-verify.mjs";
+import * as cg from "../src/vrs-classgroup.mjs";
 
-const root = new URL("../../", import.meta.url);
+const root = new URL("../../../", import.meta.url);
 const readJson = async (path) => JSON.parse(await readFile(fileURLToPath(new URL(path, root)), "utf8"));
 const vectors = await readJson("docs/test-vectors/rsa2048.json");
 const chiavdf = await readJson("engine/src/classgroup/testdata/chiavdf-1.2.0.json");
@@ -431,6 +431,7 @@ async function classGroupGame(changes = {}) {
   };
   const epoch = {
     epoch: 1,
+    status: "resolved",
     modulus: proof.modulus,
     iterations: proof.iterations,
     bets_root: e.bets_root,
@@ -443,6 +444,7 @@ async function classGroupGame(changes = {}) {
     l: proof.l,
   };
   const fetch = async (url) => {
+    if (url === "/") return { status: 200, text: async () => JSON.stringify({ service: "vrs", acceptance_keys: [] }) };
     const found = url.endsWith("/api/v1/epochs/1");
     return { status: found ? 200 : 404, text: async () => JSON.stringify(found ? epoch : { error: "not found" }) };
   };
@@ -451,7 +453,7 @@ async function classGroupGame(changes = {}) {
 
 const verifyClassGroupGame = async (changes) => {
   const { body, fetch } = await classGroupGame(changes);
-  return v.verifyGame("", CLASS_GROUP_EPOCH.bet.game_id, null, { body, fetch });
+  return v.verifyGame("", CLASS_GROUP_EPOCH.bet.game_id, null, { body, fetch, group: "classgroup-1024" });
 };
 
 test("a class-group epoch (1024 bits, T = 1000, proved by chiavdf) verifies end to end", async () => {
@@ -471,7 +473,7 @@ test("a class-group epoch (1024 bits, T = 1000, proved by chiavdf) verifies end 
   assert.equal(r.verified, true);
   assert.deepEqual(
     r.steps.map((s) => s.name),
-    ["bet_leaf", "merkle_inclusion", "bets_root", "epoch_chain", "epoch_input", "vdf_proof", "timing", "rng_value", "dice", "payout", "acceptance"],
+    ["group", "bet_leaf", "merkle_inclusion", "bets_root", "epoch_chain", "epoch_record", "epoch_input", "vdf_proof", "timing", "rng_value", "dice", "payout", "acceptance"],
   );
   // A proof without `timing` (a server from before the timing rule) is a version-1 epoch.
   assert.match(r.steps.find((s) => s.name === "timing").detail, /^version 1: no timing commitment/);
@@ -768,15 +770,21 @@ async function rsaEpochGame(o = {}) {
   const fetch = async (url) => {
     fetched.push(url);
     // GET / (the service's description): where the operator lists its acceptance keys.
-    if (url === "/") return { status: o.info ? 200 : 404, text: async () => JSON.stringify(o.info ?? { error: "not found" }) };
+    // GET /: the operator's acceptance keys (none by default); o.info null answers 404, a number
+    // answers that status.
+    if (url === "/") {
+      if (o.info === null) return { status: 404, text: async () => JSON.stringify({ error: "not found" }) };
+      if (typeof o.info === "number") return { status: o.info, text: async () => JSON.stringify({ error: "unavailable" }) };
+      return { status: 200, text: async () => JSON.stringify(o.info ?? { service: "vrs", acceptance_keys: [] }) };
+    }
     const m = /\/api\/v1\/epochs\/([0-9]+)$/.exec(url);
     const rec = m ? records[Number(m[1])] : undefined;
     return { status: rec ? 200 : 404, text: async () => JSON.stringify(rec ?? { error: "not found" }) };
   };
-  const run = await v.verifyGame("", BET.game_id, null, { body, fetch });
+  const run = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512" });
   const failed = Object.fromEntries(run.steps.filter((s) => !s.passed).map((s) => [s.name, s.detail]));
   const detail = (name) => run.steps.find((s) => s.name === name)?.detail;
-  return { run, failed, detail, fetched };
+  return { run, failed, detail, fetched, body, fetch };
 }
 
 test("a version-2 RSA epoch verifies end to end, its timing step after vdf_proof", async () => {
@@ -785,7 +793,7 @@ test("a version-2 RSA epoch verifies end to end, its timing step after vdf_proof
   assert.equal(run.verified, true);
   assert.deepEqual(
     run.steps.map((s) => s.name),
-    ["bet_leaf", "merkle_inclusion", "bets_root", "epoch_chain", "epoch_input", "vdf_proof", "timing", "rng_value", "dice", "payout", "acceptance"],
+    ["group", "bet_leaf", "merkle_inclusion", "bets_root", "epoch_chain", "epoch_record", "epoch_input", "vdf_proof", "timing", "rng_value", "dice", "payout", "acceptance"],
   );
   // p = 3: the chain goes to epoch 3, not 4.
   assert.equal(detail("epoch_chain"), "the previous output is y of epoch 3");
@@ -831,7 +839,8 @@ test("a version-2 epoch from the genesis (p = 0) and a predecessor that closed a
 test("a version-2 commitment that differs between the proof and the epoch's record fails", async () => {
   // The record says another margin: the proof's commitment is not the published one.
   let g = await rsaEpochGame({ record: { security_margin: 2 } });
-  assert.deepEqual(Object.keys(g.failed), ["timing"]);
+  assert.deepEqual(Object.keys(g.failed), ["epoch_record", "timing"]);
+  assert.equal(g.failed.epoch_record, "epoch 5's record differs from the proof in: timing.security_margin (record security_margin)");
   assert.match(g.failed.timing, /published security_margin \(2\) differs from the proof's \(1\.5\)/);
   g = await rsaEpochGame({ record: { closed_at_ms: 1_299_000 } });
   assert.match(g.failed.timing, /published closed_at_ms/);
@@ -856,6 +865,124 @@ test("a version-2 commitment that differs between the proof and the epoch's reco
   g = await rsaEpochGame({ proofTiming: { nonce: null } });
   assert.match(g.failed.epoch_input, /timing\.nonce is missing/);
   assert.match(g.failed.timing, /timing\.nonce is missing/);
+});
+
+test("an unsigned game after signing began fails acceptance: since_ms absent counts from the start", async () => {
+  const key = { public_key: "11".repeat(32) };
+  // A key listed without since_ms: every game is signed from the beginning.
+  let g = await rsaEpochGame({ info: { acceptance_keys: [{ ...key, since_ms: null }] }, proof: { bet_created_at_ms: 1_150_000 } });
+  assert.deepEqual(Object.keys(g.failed), ["acceptance"]);
+  assert.match(g.failed.acceptance, /^no acceptance signature, yet the game was accepted at 1150000 ms, after the operator began signing \(a key listed without since_ms/);
+  g = await rsaEpochGame({ info: { acceptance_keys: [key] }, proof: { bet_created_at_ms: 1_150_000 } });
+  assert.deepEqual(Object.keys(g.failed), ["acceptance"]);
+  // Keys published, and the proof does not say when the game was accepted.
+  g = await rsaEpochGame({ info: { acceptance_keys: [{ ...key, since_ms: 2_000_000 }] } });
+  assert.match(g.failed.acceptance, /no bet_created_at_ms although the operator publishes acceptance keys/);
+  // Before the earliest since_ms, unsigned is version 1.
+  g = await rsaEpochGame({ info: { acceptance_keys: [{ ...key, since_ms: 2_000_000 }] }, proof: { bet_created_at_ms: 1_150_000 } });
+  assert.deepEqual(g.failed, {});
+  assert.equal(g.detail("acceptance"), "accepted before version 2: not signed");
+  // GET / failing is a failed step, never "no keys".
+  g = await rsaEpochGame({ info: 503, proof: { bet_created_at_ms: 1_150_000 } });
+  assert.deepEqual(Object.keys(g.failed), ["acceptance"]);
+  assert.match(g.failed.acceptance, /^\/: HTTP 503/);
+  g = await rsaEpochGame({ info: { acceptance_keys: "none" } });
+  assert.match(g.failed.acceptance, /acceptance_keys is not a list/);
+});
+
+test("bet fields must have their JSON types: a seed of 0 is not the seed \"0\"", async () => {
+  // Both give the same leaf bytes, but HMAC over "" and over "0" differ: the operator could
+  // pick whichever outcome it likes once y is known.
+  const withSeed = (seed) => rsaEpochGame({ proof: { bet: { ...BET, player_seed: seed } } });
+  let g = await withSeed(0);
+  assert.ok(g.failed.bet_leaf, JSON.stringify(g.failed));
+  assert.equal(g.failed.bet_leaf, "bet.player_seed is not a string");
+  assert.equal(g.failed.rng_value, "player_seed is not a string");
+  g = await withSeed(false);
+  assert.equal(g.failed.bet_leaf, "bet.player_seed is not a string");
+  g = await rsaEpochGame({ proof: { bet: { ...BET, target: "7" } } });
+  assert.equal(g.failed.bet_leaf, "bet.target is not an integer");
+  g = await rsaEpochGame({ proof: { bet: { ...BET, combo: ["1", "2"] } } });
+  assert.equal(g.failed.bet_leaf, "bet.combo[0] is not an integer");
+  g = await rsaEpochGame({ proof: { bet: { ...BET, amount: 1 } } });
+  assert.equal(g.failed.bet_leaf, "bet.amount is not a string");
+});
+
+test("anchorPosition: a record's place and the tree size follow from the batch's ranges", () => {
+  const anchor = { batch: 9, epochs: { first: 10, last: 13 }, pool_batches: { from: 5, to: 7 }, notary_batches: { from: 1, to: 4 } };
+  assert.deepEqual(v.anchorPosition(anchor, 1, 10), { position: 0, size: 9 });
+  assert.deepEqual(v.anchorPosition(anchor, 1, 13), { position: 3, size: 9 });
+  assert.deepEqual(v.anchorPosition(anchor, 2, 5), { position: 4, size: 9 });
+  assert.deepEqual(v.anchorPosition(anchor, 2, 6), { position: 5, size: 9 });
+  for (const [kind, n] of [[1, 9], [1, 14], [2, 4], [2, 7]]) {
+    assert.throws(() => v.anchorPosition(anchor, kind, n), v.CheckFailed, `kind ${kind} number ${n}`);
+  }
+  // An empty or inverted range holds nothing.
+  const empty = { ...anchor, epochs: { first: 100, last: 90 } };
+  assert.throws(() => v.anchorPosition(empty, 1, 95), /does not cover epoch 95/);
+  assert.deepEqual(v.anchorPosition(empty, 2, 5), { position: 0, size: 5 });
+  assert.throws(() => v.anchorPosition({ ...anchor, pool_batches: undefined }, 1, 10), /anchor\.pool_batches is missing/);
+});
+
+test("the group is the verifier's choice: rsa2048 unless told otherwise, null takes the server's", async () => {
+  // The fixture's server proves in test512, a modulus anyone can factor (Appendix A).
+  const { body, fetch } = await rsaEpochGame();
+  let run = await v.verifyGame("", BET.game_id, null, { body, fetch });
+  assert.deepEqual(run.steps.filter((s) => !s.passed).map((s) => s.name), ["group"]);
+  assert.equal(run.steps[0].detail, 'the proof is in group "test512", but this verifier requires "rsa2048"');
+  run = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "TEST512" });
+  assert.equal(run.verified, true, "compared ignoring ASCII case");
+  assert.equal(run.steps[0].detail, "test512 (512-bit modulus), the group this verifier requires");
+  run = await v.verifyGame("", BET.game_id, null, { body, fetch, group: null });
+  assert.equal(run.verified, true);
+  assert.match(run.steps[0].detail, /^test512 \(512-bit modulus\): the group the server names, taken as it is/);
+  run = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test1024" });
+  assert.equal(run.failed_step, "group");
+  // modulus_n must spell that group's N; veo_class must name it.
+  const withN = structuredClone(body);
+  withN.proof.modulus_n = v.bytesToHex(v.bigIntToBytes(v.modulusFromId("test512") + 2n, 64));
+  run = await v.verifyGame("", BET.game_id, null, { body: withN, fetch, group: "test512" });
+  assert.equal(run.failed_step, "group");
+  assert.equal(run.steps[0].detail, "modulus_n is not the modulus test512");
+  const withVeo = structuredClone(body);
+  withVeo.proof.veo_class = "VEO-WESOLOWSKI-RSA2048";
+  run = await v.verifyGame("", BET.game_id, null, { body: withVeo, fetch, group: "test512" });
+  assert.equal(run.steps[0].detail, 'veo_class is "VEO-WESOLOWSKI-RSA2048", not VEO-WESOLOWSKI-TEST512');
+  withVeo.proof.veo_class = "VEO-WESOLOWSKI-TEST512";
+  run = await v.verifyGame("", BET.game_id, null, { body: withVeo, fetch, group: "test512" });
+  assert.equal(run.verified, true);
+});
+
+test("epoch_record: another run of the epoch, an unresolved or incomplete record, each fail it", async () => {
+  // A second evaluation of epoch 5 (another y, π) published while the game carries the first.
+  let g = await rsaEpochGame({ record: { y: "01".repeat(64), pi: "02".repeat(64) } });
+  assert.equal(g.failed.epoch_record, "epoch 5's record differs from the proof in: y, pi");
+  g = await rsaEpochGame({ record: { status: "closed" } });
+  assert.equal(g.failed.epoch_record, 'epoch 5 is "closed", not resolved');
+  g = await rsaEpochGame({ record: { deadline_ms: undefined } });
+  assert.equal(g.failed.epoch_record, "a member is missing: timing.deadline_ms/deadline_ms");
+  g = await rsaEpochGame({ record: { modulus: "TEST512" } });
+  assert.equal(g.failed.epoch_record, "epoch 5's record differs from the proof in: modulus");
+  // A version-1 proof without a timing object is held to the first nine pairs only.
+  g = await rsaEpochGame({ version: 1, noTiming: true, record: { deadline_ms: undefined, nonce: undefined } });
+  assert.deepEqual(g.failed, {});
+  assert.equal(g.detail("epoch_record"), "GET /api/v1/epochs/5 is resolved with the proof's 9 values");
+});
+
+test("minMargin: the verifier's least margin fails an epoch declaring less, and a version-1 epoch", async () => {
+  const { body, fetch } = await rsaEpochGame();
+  let run = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512", minMargin: 1.5 });
+  assert.equal(run.verified, true);
+  run = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512", minMargin: 1.51 });
+  assert.deepEqual(run.steps.filter((s) => !s.passed).map((s) => s.name), ["timing"]);
+  assert.equal(run.steps.find((s) => s.name === "timing").detail, "the epoch declares margin 1.5, below the 1.51 this check requires");
+  const v1 = await rsaEpochGame({ version: 1 });
+  run = await v.verifyGame("", BET.game_id, null, { body: v1.body, fetch: v1.fetch, group: "test512", minMargin: 1 });
+  assert.equal(run.failed_step, "timing");
+  assert.match(run.steps.find((s) => s.name === "timing").detail, /^version 1: the epoch makes no timing commitment, and a margin of 1 was required$/);
+  for (const bad of [0.5, 1.234, "2", Number.NaN]) {
+    await assert.rejects(v.verifyGame("", BET.game_id, null, { body, fetch, minMargin: bad }), RangeError, String(bad));
+  }
 });
 
 test("a version-1 epoch verifies as before, its timing step saying so", async () => {
@@ -913,7 +1040,7 @@ test("an epoch game's signed acceptance verifies against GET /'s keys, fetched o
   g = await rsaEpochGame({ acceptance: acceptance(), info: { acceptance_keys: [] } });
   assert.deepEqual(Object.keys(g.failed), ["acceptance"]);
   assert.match(g.failed.acceptance, /not one of the operator's 0 published acceptance keys/);
-  g = await rsaEpochGame({ acceptance: acceptance() });
+  g = await rsaEpochGame({ acceptance: acceptance(), info: null });
   assert.match(g.failed.acceptance, /^\/: not found on this server/);
   // Another epoch, claimed or only signed; another time, signed.
   g = await rsaEpochGame({ acceptance: acceptance({ epoch: 4 }), info });

@@ -1,0 +1,108 @@
+#!/usr/bin/env node
+// vrs-verify: the package's verifier (src/vrs-verify.mjs, the same code the /verify page runs)
+// from the command line, in Node 20+.
+//
+//   vrs-verify [--group G] [--min-margin A] [--json] <base_url> <game_id>
+//
+// Prints one line per step (ok, pend or FAIL, its name and what was checked) and then
+// "verified" (with what is still pending, if anything) or "NOT verified: <step> failed"; with
+// --json, one line of JSON instead:
+// {"game_id", "status", "verified", "failed_step", "group", "game", "pool_served", "steps":
+// [{"name", "passed", "detail", "pending"?}], "dice", "elapsed_ms"}, or when there is nothing to
+// verify {"game_id", "status": "error", "error_kind", "error"}. Exit status 0 when verified, 1
+// when a check failed, 2 on an error (unknown or pending game, network, usage).
+
+import { parseArgs } from "node:util";
+import { DEFAULT_GROUP, VerifyError, extractGameId, parseMinMargin, verifyGame } from "../src/vrs-verify.mjs";
+
+const USAGE = `usage: vrs-verify [--group G] [--min-margin A] [--json] <base_url> <game_id>
+
+Recomputes every check of a vrs game from the server's public API (docs/PROTOCOL.md §13),
+ignoring the server's own verdict.
+
+  --group G   the group the proof must be in, your choice, not the server's: rsa2048 (default),
+              classgroup-1024, or test512 / test1024 / hex:<digits> for a test server
+  --min-margin A
+              the least security margin an epoch may declare for its timing step to pass
+              (a number ≥ 1, two decimals at most); a version-1 epoch, which declares
+              none, then fails. Without it, any declared margin passes the timing rule
+  --json      print one line of JSON instead of the checklist
+  -h, --help  this text
+
+Exit status: 0 verified, 1 a check failed, 2 nothing to verify (unknown or pending game,
+network error, bad arguments).
+`;
+
+function main(argv) {
+  let opts;
+  try {
+    opts = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        group: { type: "string", default: DEFAULT_GROUP },
+        "min-margin": { type: "string" },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (e) {
+    process.stderr.write(`vrs-verify: ${e.message}\n\n${USAGE}`);
+    return Promise.resolve(2);
+  }
+  if (opts.values.help) {
+    process.stdout.write(USAGE);
+    return Promise.resolve(0);
+  }
+  if (opts.positionals.length !== 2) {
+    process.stderr.write(`vrs-verify: expected a base URL and a game id\n\n${USAGE}`);
+    return Promise.resolve(2);
+  }
+  const [base, given] = opts.positionals;
+  let minMargin;
+  const m = opts.values["min-margin"];
+  if (m !== undefined) {
+    minMargin = /^[0-9]+(\.[0-9]{1,2})?$/.test(m) ? Number(m) : Number.NaN;
+    try {
+      parseMinMargin(minMargin);
+    } catch {
+      process.stderr.write(`vrs-verify: --min-margin must be a number ≥ 1 with two decimals at most, not ${JSON.stringify(m)}\n`);
+      return Promise.resolve(2);
+    }
+  }
+  return run(base, extractGameId(given) ?? given, { group: opts.values.group, minMargin }, opts.values.json);
+}
+
+async function run(base, gameId, options, json) {
+  const { group } = options;
+  try {
+    const r = await verifyGame(base, gameId, null, options);
+    if (json) {
+      const { game_id, status, verified, failed_step, steps, dice, game, pool_served, elapsed_ms } = r;
+      const out = { game_id, status, verified, failed_step, group, game, pool_served, steps, dice, elapsed_ms };
+      process.stdout.write(`${JSON.stringify(out)}\n`);
+    } else {
+      const width = Math.max(...r.steps.map((s) => s.name.length));
+      for (const s of r.steps) {
+        const mark = !s.passed ? "FAIL" : s.pending ? "pend" : "ok  ";
+        process.stdout.write(`${mark} ${s.name.padEnd(width)}  ${s.detail}\n`);
+      }
+      const pending = r.steps.filter((s) => s.passed && s.pending).map((s) => s.name);
+      if (!r.verified) process.stdout.write(`NOT verified: ${r.failed_step} failed\n`);
+      else if (pending.length) process.stdout.write(`verified: every step recomputed here passed; still pending: ${pending.join(", ")}\n`);
+      else process.stdout.write("verified\n");
+    }
+    return r.verified ? 0 : 1;
+  } catch (e) {
+    const kind = e instanceof VerifyError ? e.kind : "internal";
+    const message = String((e && e.message) || e);
+    if (json) {
+      process.stdout.write(`${JSON.stringify({ game_id: gameId, status: "error", error_kind: kind, error: message })}\n`);
+    } else {
+      process.stderr.write(`vrs-verify: ${kind}: ${message}\n`);
+    }
+    return 2;
+  }
+}
+
+main(process.argv.slice(2)).then((code) => process.exit(code));
