@@ -63,6 +63,11 @@ const DOCUMENTS: &[(&str, &str, &str)] = &[
         "Game rules, payouts and validation",
         include_str!("../../docs/GAMES.md"),
     ),
+    (
+        "statistics",
+        "Statistics of the randomness: batteries, chi-square tests, return to player",
+        include_str!("../../docs/STATISTICS.md"),
+    ),
 ];
 
 /// The name of a file under /assets: one of [`ASSETS`].
@@ -274,7 +279,7 @@ pub(super) fn page(title: &str, content: &str) -> String {
          <title>{title}</title><link rel=\"stylesheet\" href=\"/assets/site.css\"></head>\
          <body><nav class=\"site\"><a href=\"/verify\">Verify a game</a>\
          <a href=\"/docs\">API reference</a><a href=\"/whitepaper\">Whitepaper</a>\
-         <a href=\"/docs/games\">Game rules</a></nav><main class=\"doc\">{content}</main></body></html>\n",
+         <a href=\"/docs/games\">Game rules</a><a href=\"/docs/statistics\">Statistics</a></nav><main class=\"doc\">{content}</main></body></html>\n",
         title = esc(title),
     )
 }

@@ -364,7 +364,7 @@ pub trait Fetch: std::fmt::Debug {
 
 /// A blocking JSON client over reqwest (HTTP and HTTPS), for the checking commands.
 #[derive(Debug)]
-pub(super) struct Http {
+pub struct Http {
     runtime: tokio::runtime::Runtime,
     client: reqwest::Client,
 }

@@ -1,12 +1,14 @@
-//! Command-line interface: `vrs serve`, `vrs verify`, `vrs audit`, `vrs vdf …`, `vrs bench …`
-//! and `vrs keys …`.
+//! Command-line interface: `vrs serve`, `vrs verify`, `vrs audit`, `vrs vdf …`, `vrs bench …`,
+//! `vrs keys …`, `vrs sample …` and `vrs stats`.
 
 mod acceptance_key;
 mod bench;
 mod bench_batch;
 mod keys;
 mod plot;
+mod sample;
 mod serve;
+mod stats;
 pub(crate) mod vdf;
 
 use clap::{Parser, Subcommand};
@@ -44,6 +46,14 @@ enum Command {
     /// every bets root, every Wesolowski proof (batch-verified on all cores or a GPU) and every
     /// anchor (with --rpc, each anchor transaction on chain).
     Audit(audit::AuditArgs),
+    /// Collect randomness for RNG certification through the production derivation: the raw
+    /// rngValue stream (binary) or scaled dice and Sic Bo outcomes (CSV), from a local epoch
+    /// chain (--seed) or a running service's epochs (--server); docs/STATISTICS.md.
+    #[command(subcommand)]
+    Sample(sample::SampleCommand),
+    /// Chi-square tests and the return to player of every bet over a dice or Sic Bo sample
+    /// (CSV), with one false-alarm probability for the whole run; exit 1 when a check fails.
+    Stats(stats::StatsArgs),
 }
 
 /// Runs a parsed command; `Err` is a usage or I/O error (exit 2).
@@ -55,5 +65,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Keys(args) => keys::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Audit(args) => audit::run(args),
+        Command::Sample(cmd) => sample::run(cmd),
+        Command::Stats(args) => stats::run(args),
     }
 }

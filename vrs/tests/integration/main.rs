@@ -34,6 +34,7 @@ mod serve_games;
 mod serve_pool;
 mod serve_restart;
 mod server;
+mod statistics;
 mod store_conformance;
 mod tamper;
 mod timing;
