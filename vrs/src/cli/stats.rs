@@ -161,16 +161,8 @@ pub fn analyse(tallies: &[(String, Tally)], alpha: f64, excess: f64) -> Report {
         passed: check(c.p_value),
         result: c,
     });
-    let dice: u64 = tallies
-        .iter()
-        .map(|(_, t)| t.rolls() * t.dice as u64)
-        .max()
-        .unwrap_or(0);
-    let dice = if all_faces.is_some() {
-        tallies.iter().map(|(_, t)| t.rolls() * t.dice as u64).sum()
-    } else {
-        dice
-    };
+    // The faces test over the most dice: all of them pooled, or the one sample's.
+    let dice: u64 = tallies.iter().map(|(_, t)| t.rolls() * t.dice as u64).sum();
     let passed = samples
         .iter()
         .all(|s| s.chi_square.iter().all(|c| c.passed) && s.rtp.iter().all(|r| r.passed))
