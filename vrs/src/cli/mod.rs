@@ -8,6 +8,7 @@ mod keys;
 mod plot;
 mod sample;
 mod serve;
+mod sp800_22;
 mod stats;
 pub(crate) mod vdf;
 
@@ -54,6 +55,10 @@ enum Command {
     /// Chi-square tests and the return to player of every bet over a dice or Sic Bo sample
     /// (CSV), with one false-alarm probability for the whole run; exit 1 when a check fails.
     Stats(stats::StatsArgs),
+    /// NIST SP 800-22 Rev. 1a over a raw stream (vrs sample raw): the 15 tests on each of many
+    /// 10^6-bit sequences and the SP's second-level analysis; exit 1 when the battery fails.
+    #[command(name = "sp800-22")]
+    Sp80022(sp800_22::Sp80022Args),
 }
 
 /// Runs a parsed command; `Err` is a usage or I/O error (exit 2).
@@ -67,5 +72,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Audit(args) => audit::run(args),
         Command::Sample(cmd) => sample::run(cmd),
         Command::Stats(args) => stats::run(args),
+        Command::Sp80022(args) => sp800_22::run(args),
     }
 }

@@ -14,6 +14,7 @@
 
 use anyhow::{bail, ensure, Context};
 use clap::{Args, Subcommand};
+use rayon::prelude::*;
 use serde_json::Value;
 use sha2::Digest;
 use std::fs::File;
@@ -26,7 +27,7 @@ use vrs_engine::classgroup::{epoch as cg, FastFormSquarer};
 use vrs_engine::hash::tagged;
 use vrs_engine::vdf::{self, EvalOptions};
 use vrs_protocol::epoch_group::{Group, SeedRule};
-use vrs_protocol::outcome::derive;
+use vrs_protocol::outcome::{derive, Outcome};
 use vrs_protocol::record::NewGame;
 use vrs_verifier::progress;
 use vrs_verifier::verify::{Fetch, Http};
@@ -64,7 +65,10 @@ pub enum SampleCommand {
 #[derive(Debug, Args)]
 pub struct Common {
     /// The file to write; the outputs used go beside it, one per line, in FILE.outputs.csv
-    /// (output, source, y), so that anyone can recompute every value.
+    /// (output, source, y), so that anyone can recompute every value. "-" writes the sample to
+    /// standard output and no outputs file (the same arguments give the same sample again), and
+    /// stops quietly when the reader closes the pipe: `vrs sample raw --count 1TiB --out - |
+    /// dieharder -g 200 …` streams as much as a test reads.
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
     /// Draws the game ids, player seeds and, for a local run, the bets roots: the same seed
@@ -150,29 +154,52 @@ pub fn run(cmd: SampleCommand) -> anyhow::Result<ExitCode> {
         }
         _ => Box::new(LocalChain::new(group, common.iterations, &common.seed)),
     };
+    let to_stdout = common.out.as_os_str() == "-";
     let mut writer = Writer::create(kind, &common.out)?;
-    let mut outputs = Writer::outputs(&common.out)?;
+    let mut outputs = if to_stdout {
+        None
+    } else {
+        Some(Writer::outputs(&common.out)?)
+    };
     let bar = progress::bar(count, "games");
     let mut game = 0u64;
     let mut output = 0u64;
     while game < count {
         output += 1;
         let (label, y) = source.next_output(output)?;
-        writeln!(outputs, "{output},{label},{}", hex::encode(&y))?;
-        let end = count.min(game + common.games_per_output);
-        while game < end {
-            let g = sample_game(kind, &common.seed, game);
-            let o = derive(&y, &g).map_err(anyhow::Error::msg)?;
-            writer.write(game, output, &g, &o)?;
-            game += 1;
-            if game.is_multiple_of(4096) {
-                bar.set_position(game);
-            }
+        if let Some(outputs) = &mut outputs {
+            writeln!(outputs, "{output},{label},{}", hex::encode(&y))?;
         }
+        let end = count.min(game + common.games_per_output);
+        // The games of one output are independent: derive them on every core, write in order.
+        let games: Vec<(NewGame, Outcome)> = (game..end)
+            .into_par_iter()
+            .map(|i| {
+                let g = sample_game(kind, &common.seed, i);
+                derive(&y, &g).map(|o| (g, o))
+            })
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?;
+        for (g, o) in &games {
+            if let Err(e) = writer.write(game, output, g, o) {
+                if to_stdout && is_broken_pipe(&e) {
+                    bar.finish_and_clear();
+                    return Ok(ExitCode::SUCCESS);
+                }
+                return Err(e);
+            }
+            game += 1;
+        }
+        bar.set_position(game);
     }
     bar.finish_and_clear();
-    writer.finish()?;
-    outputs.flush()?;
+    match writer.finish() {
+        Err(e) if to_stdout && is_broken_pipe(&e) => return Ok(ExitCode::SUCCESS),
+        other => other?,
+    }
+    if let Some(outputs) = &mut outputs {
+        outputs.flush()?;
+    }
     eprintln!(
         "{count} games from {output} outputs ({} games per output, {}) written to {}",
         common.games_per_output,
@@ -180,6 +207,14 @@ pub fn run(cmd: SampleCommand) -> anyhow::Result<ExitCode> {
         common.out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The reader of standard output went away (dieharder has read what its test needs).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Game `i` of a sample: its id and seed drawn from the sample's seed, its bet a fixed one of
@@ -336,14 +371,20 @@ impl Source for Published {
 /// The sample file and its format.
 struct Writer {
     kind: Kind,
-    out: BufWriter<File>,
+    out: BufWriter<Box<dyn Write>>,
 }
 
 impl Writer {
+    /// The sample's file, or standard output for "-".
     fn create(kind: Kind, path: &Path) -> anyhow::Result<Self> {
-        let file =
-            File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-        let mut out = BufWriter::with_capacity(1 << 20, file);
+        let sink: Box<dyn Write> = if path.as_os_str() == "-" {
+            Box::new(std::io::stdout())
+        } else {
+            Box::new(
+                File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+            )
+        };
+        let mut out = BufWriter::with_capacity(1 << 20, sink);
         match kind {
             Kind::Raw => {}
             Kind::Dice => writeln!(
@@ -370,13 +411,7 @@ impl Writer {
         Ok(out)
     }
 
-    fn write(
-        &mut self,
-        i: u64,
-        output: u64,
-        g: &NewGame,
-        o: &vrs_protocol::outcome::Outcome,
-    ) -> anyhow::Result<()> {
+    fn write(&mut self, i: u64, output: u64, g: &NewGame, o: &Outcome) -> anyhow::Result<()> {
         if self.kind == Kind::Raw {
             self.out.write_all(&o.rng_value)?;
             return Ok(());

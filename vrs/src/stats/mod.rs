@@ -6,5 +6,6 @@
 
 pub mod chi_square;
 pub mod rtp;
+pub mod sp800_22;
 pub mod special;
 pub mod tally;

@@ -98,6 +98,15 @@ pub fn chi2_isf(p: f64, k: f64) -> f64 {
     bisect_decreasing(|x| chi2_sf(x, k), p, 0.0, k + 1000.0 * (1.0 + k.sqrt()))
 }
 
+/// erfc(x) = 1 − erf(x), the complementary error function.
+pub fn erfc(x: f64) -> f64 {
+    if x >= 0.0 {
+        gamma_q(0.5, x * x)
+    } else {
+        2.0 - erfc(-x)
+    }
+}
+
 /// P(Z > z) for a standard normal Z.
 pub fn normal_sf(z: f64) -> f64 {
     if z >= 0.0 {
@@ -193,6 +202,10 @@ mod tests {
         assert!((chi2_isf(1e-6, 5.0) - 35.888).abs() < 0.001);
         assert!(close(chi2_sf(chi2_isf(1e-9, 35.0), 35.0), 1e-9, 1e-9));
         assert!((normal_isf(0.005) - 2.575_829_303_548_901).abs() < 1e-9);
+        // erfc(1) and erfc(0.5) to 15 digits; erfc(−x) = 2 − erfc(x).
+        assert!(close(erfc(1.0), 0.157_299_207_050_285_13, 1e-13));
+        assert!(close(erfc(0.5), 0.479_500_122_186_953_5, 1e-13));
+        assert!(close(erfc(-0.5), 1.520_499_877_813_046_5, 1e-13));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! stats` checks them. The small deterministic run CI makes: 10^6 rolls of each game from a
 //! local epoch chain with a fixed seed pass every chi-square and return-to-player check at a
 //! family-wise false-alarm probability of 10^-6; the same samples with one face shown 1 % more
-//! often fail.
+//! often fail. `vrs sp800-22` passes 100 sequences of a fixed-seed raw stream and fails the same
+//! stream made slightly biased or repetitive; `vrs sample raw --out -` streams.
 
 use crate::server::{Server, FAST};
 use crate::{output_text, vrs};
@@ -157,6 +158,7 @@ fn samples_are_deterministic_and_the_raw_stream_is_the_games_rng_values() {
     for (i, line) in lines.enumerate() {
         let f: Vec<&str> = line.split(',').collect();
         assert_eq!(f[0], i.to_string());
+        assert_eq!(f[3], format!("same/{i}"), "game {i} in its place");
         assert_eq!(f[4], hex::encode(&bytes[32 * i..32 * i + 32]), "game {i}");
         let dice: Vec<u8> = [f[5], f[6]]
             .iter()
@@ -232,4 +234,135 @@ fn a_sample_from_a_running_service_uses_its_published_outputs() {
         assert_eq!(o.status.code(), Some(2), "{}", output_text(&o));
         assert!(output_text(&o).contains(says), "{}", output_text(&o));
     }
+}
+
+/// `vrs sp800-22 --json FILE …`: the exit code and the report.
+fn sp800_22(file: &Path, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec!["sp800-22", "--json", "--streams", "100"];
+    args.extend_from_slice(extra);
+    args.push(file.to_str().expect("utf-8 path"));
+    let o = vrs(&args, "");
+    let report =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", output_text(&o)));
+    (o.status.code().unwrap_or(-1), report)
+}
+
+/// The report's row of a test (and variant).
+fn row<'a>(report: &'a Value, test: &str, variant: &str) -> &'a Value {
+    report["tests"]
+        .as_array()
+        .expect("tests")
+        .iter()
+        .find(|t| t["test"] == test && t["variant"] == variant)
+        .unwrap_or_else(|| panic!("no {test} {variant}"))
+}
+
+#[test]
+fn sp800_22_passes_the_raw_stream_and_fails_a_biased_or_repetitive_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let raw = dir.path().join("raw.bin");
+    // 100 sequences of 10^6 bits.
+    sample(
+        "raw",
+        "12500000",
+        &raw,
+        &["--seed", "ci-sp800-22", "--group", "test512"],
+    );
+    let (code, report) = sp800_22(&raw, &[]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["pass"], true);
+    assert_eq!(report["sequences"], 100);
+    assert_eq!(report["tests"].as_array().map(Vec::len), Some(188));
+    assert_eq!(report["extreme"], 0);
+
+    // Bit 7 of every 32nd byte forced to 1: ones are 1/512 more frequent than zeros.
+    let bytes = std::fs::read(&raw).expect("raw");
+    let mut biased = bytes.clone();
+    biased.iter_mut().step_by(32).for_each(|b| *b |= 1);
+    let path = dir.path().join("biased.bin");
+    std::fs::write(&path, &biased).expect("write");
+    let (code, report) = sp800_22(&path, &[]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(report["pass"], false);
+    let frequency = row(&report, "Frequency", "");
+    assert_eq!(frequency["proportion_ok"], false);
+    assert_eq!(frequency["extreme"], true);
+
+    // Every other rngValue a copy of the one before it.
+    let mut repeated = bytes.clone();
+    for pair in repeated.chunks_exact_mut(64) {
+        let (first, second) = pair.split_at_mut(32);
+        second.copy_from_slice(first);
+    }
+    std::fs::write(&path, &repeated).expect("write");
+    let (code, report) = sp800_22(&path, &[]);
+    assert_eq!(code, 1, "{report}");
+    // Patterns repeat at twice their random variance: approximate entropy and serial see it.
+    assert_eq!(row(&report, "ApproximateEntropy", "")["extreme"], true);
+    assert_eq!(row(&report, "Serial", "1")["extreme"], true);
+
+    // Usage errors: exit 2 with what to do.
+    let file = raw.to_str().expect("utf-8");
+    for (args, says) in [
+        (
+            vec!["sp800-22", "--streams", "101", file],
+            "100 sequences of 1000000 bits fit",
+        ),
+        (
+            vec!["sp800-22", "--bits", "999992", file],
+            "at least 1000000",
+        ),
+        (vec!["sp800-22", "--alpha", "1", file], "--alpha"),
+    ] {
+        let o = vrs(&args, "");
+        assert_eq!(o.status.code(), Some(2), "{}", output_text(&o));
+        assert!(output_text(&o).contains(says), "{}", output_text(&o));
+    }
+}
+
+#[test]
+fn a_raw_sample_streams_to_standard_output_until_the_reader_stops() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let raw = dir.path().join("raw.bin");
+    let small = ["--seed", "pipe", "--group", "test512"];
+    sample("raw", "64KiB", &raw, &small);
+    let mut args = vec!["sample", "raw", "--count", "64KiB", "--out", "-"];
+    args.extend_from_slice(&small);
+    let o = vrs(&args, "");
+    assert!(o.status.success(), "{}", output_text(&o));
+    assert_eq!(
+        o.stdout,
+        std::fs::read(&raw).expect("raw"),
+        "the same bytes"
+    );
+
+    // A reader that takes 1 MiB of an endless stream and closes it: vrs stops, exit 0.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_vrs"))
+        .args(["sample", "raw", "--count", "1e15", "--out", "-"])
+        .args(small)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("vrs starts");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = vec![0u8; 1 << 20];
+    std::io::Read::read_exact(&mut stdout, &mut first).expect("1 MiB");
+    assert_eq!(
+        &first[..64 << 10],
+        &o.stdout[..],
+        "the stream starts as the file"
+    );
+    drop(stdout);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "vrs kept running after its reader left"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
 }
