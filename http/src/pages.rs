@@ -8,7 +8,7 @@ use super::schema;
 use axum::extract::Path;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use pulldown_cmark::{html, Options, Parser};
+use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag};
 use std::sync::{LazyLock, OnceLock};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
@@ -46,6 +46,37 @@ const ASSETS: &[(&str, &str, &str)] = &[
         "site.css",
         "text/css; charset=utf-8",
         include_str!("../assets/site.css"),
+    ),
+    // STATISTICS.md's plots (`vrs stats --svg docs/statistics`); the page links them here.
+    (
+        "statistics-dice-faces.svg",
+        "image/svg+xml",
+        include_str!("../../docs/statistics/dice-faces.svg"),
+    ),
+    (
+        "statistics-dice-totals.svg",
+        "image/svg+xml",
+        include_str!("../../docs/statistics/dice-totals.svg"),
+    ),
+    (
+        "statistics-dice-rtp.svg",
+        "image/svg+xml",
+        include_str!("../../docs/statistics/dice-rtp.svg"),
+    ),
+    (
+        "statistics-sicbo-faces.svg",
+        "image/svg+xml",
+        include_str!("../../docs/statistics/sicbo-faces.svg"),
+    ),
+    (
+        "statistics-sicbo-totals.svg",
+        "image/svg+xml",
+        include_str!("../../docs/statistics/sicbo-totals.svg"),
+    ),
+    (
+        "statistics-sicbo-rtp.svg",
+        "image/svg+xml",
+        include_str!("../../docs/statistics/sicbo-rtp.svg"),
     ),
 ];
 
@@ -139,7 +170,7 @@ pub async fn verify_page() -> Response {
     html_response(VERIFY_HTML.to_owned())
 }
 
-/// A file of the pages (scripts and styles)
+/// A file of the pages (scripts, styles and the statistics page's plots)
 #[utoipa::path(
     get,
     path = "/assets/{name}",
@@ -149,6 +180,7 @@ pub async fn verify_page() -> Response {
         (status = 200, description = "The file", content(
             (String = "text/javascript"),
             (String = "text/css"),
+            (String = "image/svg+xml"),
         )),
         (status = 404, description = "No such file", body = schema::ErrorBody),
     )
@@ -224,7 +256,7 @@ pub async fn whitepaper() -> Response {
     path = "/docs/{name}",
     tag = "pages",
     params(("name" = inline(DocumentName), Path,
-        description = "protocol or games (api is the API reference, as /docs)")),
+        description = "protocol, games or statistics (api is the API reference, as /docs)")),
     responses(
         (status = 200, description = "The page", content_type = "text/html", body = String),
         (status = 404, description = "No such document", body = schema::ErrorBody),
@@ -234,24 +266,54 @@ pub async fn document(Path(name): Path<String>) -> Response {
     static PAGES: LazyLock<Vec<(&'static str, String)>> = LazyLock::new(|| {
         DOCUMENTS
             .iter()
-            .map(|(name, title, md)| (*name, page(title, &markdown(md))))
+            .map(|(name, title, md)| (*name, page(title, &document_markdown(md))))
             .collect()
     });
     match PAGES.iter().find(|(n, _)| *n == name) {
         Some((_, body)) => html_response(body.clone()),
         None => not_found(format!(
-            "no document named {name:?}; there are protocol and games (and /docs for the API)"
+            "no document named {name:?}; there are protocol, games and statistics (and /docs for \
+             the API)"
         )),
     }
 }
 
+const MARKDOWN_OPTIONS: Options = Options::ENABLE_TABLES
+    .union(Options::ENABLE_FOOTNOTES)
+    .union(Options::ENABLE_STRIKETHROUGH)
+    .union(Options::ENABLE_HEADING_ATTRIBUTES);
+
 pub(super) fn markdown(md: &str) -> String {
     let mut out = String::new();
-    let options = Options::ENABLE_TABLES
-        | Options::ENABLE_FOOTNOTES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_HEADING_ATTRIBUTES;
-    html::push_html(&mut out, Parser::new_ext(md, options));
+    html::push_html(&mut out, Parser::new_ext(md, MARKDOWN_OPTIONS));
+    out
+}
+
+/// A document of docs/ as HTML, its images (`statistics/NAME.svg`, beside the markdown in the
+/// repository) linked to where the binary serves them (`/assets/statistics-NAME.svg`).
+fn document_markdown(md: &str) -> String {
+    let events = Parser::new_ext(md, MARKDOWN_OPTIONS).map(|event| match event {
+        Event::Start(Tag::Image {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) => {
+            let dest_url = match dest_url.strip_prefix("statistics/") {
+                Some(name) => CowStr::from(format!("/assets/statistics-{name}")),
+                None => dest_url,
+            };
+            Event::Start(Tag::Image {
+                link_type,
+                dest_url,
+                title,
+                id,
+            })
+        }
+        other => other,
+    });
+    let mut out = String::new();
+    html::push_html(&mut out, events);
     out
 }
 

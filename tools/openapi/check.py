@@ -310,6 +310,7 @@ def main():
     call(r, "get", "/api/v1/pool/batches/99999999", want=[404])
     call(r, "get", "/api/v1/pool/batches/x", want=[400])
     for p in ["/verify", f"/verify?game={game}", "/assets/vrs-verify.mjs", "/assets/site.css",
+              "/assets/statistics-dice-rtp.svg",
               "/docs", "/docs/api", "/whitepaper", "/docs/games", "/docs/protocol", "/docs/statistics"]:
         call(r, "get", p, want=[200])
     call(r, "get", "/assets/nothing.js", want=[404])

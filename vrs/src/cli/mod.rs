@@ -10,6 +10,7 @@ mod sample;
 mod serve;
 mod sp800_22;
 mod stats;
+mod stats_svg;
 pub(crate) mod vdf;
 
 use clap::{Parser, Subcommand};

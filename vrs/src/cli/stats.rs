@@ -36,6 +36,11 @@ pub struct StatsArgs {
     /// Print the report as Markdown tables with text plots (docs/STATISTICS.md is made of it).
     #[arg(long)]
     markdown: bool,
+    /// Also draw the plots as SVG files in DIR: GAME-faces.svg and GAME-totals.svg (each
+    /// cell's standardized deviation from expectation) and GAME-rtp.svg (every bet's 99 %
+    /// interval), per sample.
+    #[arg(long, value_name = "DIR")]
+    svg: Option<PathBuf>,
 }
 
 /// The report of a run.
@@ -90,6 +95,11 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
         tallies.push((file.display().to_string(), tally));
     }
     let report = analyse(&tallies, args.alpha, args.excess);
+    if let Some(dir) = &args.svg {
+        for path in super::stats_svg::write_all(dir, &report)? {
+            eprintln!("wrote {}", path.display());
+        }
+    }
     let mut out = std::io::stdout().lock();
     let printed = if args.json {
         serde_json::to_writer_pretty(&mut out, &report)

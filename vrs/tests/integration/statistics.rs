@@ -109,6 +109,32 @@ fn a_fixed_seed_run_passes_every_check_and_a_die_loaded_by_one_percent_fails() {
     assert!(power > 0.99, "{}", report["power"]);
     assert_eq!(report["power"]["dice"], 5 * ROLLS);
 
+    // --svg draws each game's faces, totals and returns.
+    let plots = dir.path().join("plots");
+    let o = vrs(
+        &[
+            "stats",
+            "--svg",
+            plots.to_str().expect("utf-8"),
+            dice.to_str().expect("utf-8"),
+            sicbo.to_str().expect("utf-8"),
+        ],
+        "",
+    );
+    assert!(o.status.success(), "{}", output_text(&o));
+    for game in ["dice", "sicbo"] {
+        for (plot, says) in [
+            ("faces", "faces of 1000000"),
+            ("totals", "totals of 1000000"),
+            ("rtp", "return to player of 1000000"),
+        ] {
+            let svg = std::fs::read_to_string(plots.join(format!("{game}-{plot}.svg")))
+                .unwrap_or_else(|e| panic!("{game}-{plot}.svg: {e}"));
+            assert!(svg.trim_start().starts_with("<svg"), "{game}-{plot}");
+            assert!(svg.contains(says) && svg.contains(game), "{game}-{plot}");
+        }
+    }
+
     // The same samples from a die that shows 1 one percent more often.
     let loaded_dice = dir.path().join("loaded-dice.csv");
     let loaded_sicbo = dir.path().join("loaded-sicbo.csv");
@@ -365,4 +391,38 @@ fn a_raw_sample_streams_to_standard_output_until_the_reader_stops() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success(), "{status}");
+}
+
+#[test]
+fn the_statistics_page_shows_its_plots() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("data"), FAST);
+    let page = ureq::get(&format!("{}/docs/statistics", server.url))
+        .call()
+        .expect("the page")
+        .into_string()
+        .expect("html");
+    for name in [
+        "dice-faces",
+        "dice-totals",
+        "dice-rtp",
+        "sicbo-faces",
+        "sicbo-totals",
+        "sicbo-rtp",
+    ] {
+        let src = format!("/assets/statistics-{name}.svg");
+        assert!(
+            page.contains(&format!("src=\"{src}\"")),
+            "{name} on the page"
+        );
+        let res = ureq::get(&format!("{}{src}", server.url))
+            .call()
+            .expect("the plot");
+        assert_eq!(res.header("content-type"), Some("image/svg+xml"));
+        let committed = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../docs/statistics/{name}.svg")),
+        )
+        .expect("docs/statistics");
+        assert_eq!(res.into_string().expect("svg"), committed, "{name}");
+    }
 }
