@@ -4,6 +4,7 @@
 //! p = alpha / (number of checks), so the probability that fair dice fail any of them is at most
 //! alpha (Bonferroni). Exit 0 when every check passes, 1 when one fails, 2 on a usage error.
 
+use super::stats_svg::{write_sample, SamplePlots};
 use crate::stats::chi_square::{
     faces, faces_power, goodness_of_fit, tests_for, ChiSquare, FacesPower,
 };
@@ -96,8 +97,23 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
     }
     let report = analyse(&tallies, args.alpha, args.excess);
     if let Some(dir) = &args.svg {
-        for path in super::stats_svg::write_all(dir, &report)? {
-            eprintln!("wrote {}", path.display());
+        for (i, sample) in report.samples.iter().enumerate() {
+            // A second sample of the same game gets its position as a suffix.
+            let twin = report.samples[..i].iter().any(|s| s.game == sample.game);
+            let stem = if twin {
+                format!("{}-{}", sample.game, i + 1)
+            } else {
+                sample.game.to_string()
+            };
+            let plots = SamplePlots {
+                game: sample.game,
+                rolls: sample.rolls,
+                chi_square: sample.chi_square.iter().map(|c| &c.result).collect(),
+                rtp: sample.rtp.iter().map(|r| &r.result).collect(),
+            };
+            for path in write_sample(dir, &stem, &plots)? {
+                eprintln!("wrote {}", path.display());
+            }
         }
     }
     let mut out = std::io::stdout().lock();

@@ -2,7 +2,6 @@
 //! rather look than read a table: per sample, the faces' and the totals' deviations from
 //! expectation, and every bet's 99 % return interval around the rules' return.
 
-use super::stats::{Report, Sample};
 use crate::stats::chi_square::ChiSquare;
 use crate::stats::rtp::Rtp;
 use anyhow::Context;
@@ -16,30 +15,29 @@ const BAND: RGBColor = RGBColor(214, 39, 40);
 /// z of the two-sided 99 % interval.
 const Z99: f64 = 2.575_829_303_548_901;
 
-/// Writes DIR/GAME-faces.svg, DIR/GAME-totals.svg and DIR/GAME-rtp.svg for every sample (a
-/// second sample of the same game gets its file's position as a suffix); returns the paths.
-pub fn write_all(dir: &Path, report: &Report) -> anyhow::Result<Vec<PathBuf>> {
+/// One sample's results, as `vrs stats` measured them.
+pub struct SamplePlots<'a> {
+    /// `dice` or `sicbo`.
+    pub game: &'a str,
+    pub rolls: u64,
+    pub chi_square: Vec<&'a ChiSquare>,
+    pub rtp: Vec<&'a Rtp>,
+}
+
+/// Writes DIR/STEM-faces.svg, DIR/STEM-totals.svg and DIR/STEM-rtp.svg; returns their paths.
+pub fn write_sample(dir: &Path, stem: &str, sample: &SamplePlots) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut written = Vec::new();
-    for (i, sample) in report.samples.iter().enumerate() {
-        let twin = report.samples[..i].iter().any(|s| s.game == sample.game);
-        let stem = if twin {
-            format!("{}-{}", sample.game, i + 1)
-        } else {
-            sample.game.to_string()
-        };
-        for (name, labels) in [("faces", face_labels()), ("totals", total_labels(sample))] {
-            if let Some(c) = sample.chi_square.iter().find(|c| c.result.name == name) {
-                let path = dir.join(format!("{stem}-{name}.svg"));
-                deviations(&path, sample, &c.result, &labels)?;
-                written.push(path);
-            }
+    for (name, labels) in [("faces", face_labels()), ("totals", total_labels(sample))] {
+        if let Some(c) = sample.chi_square.iter().find(|c| c.name == name) {
+            let path = dir.join(format!("{stem}-{name}.svg"));
+            deviations(&path, sample, c, &labels)?;
+            written.push(path);
         }
-        let path = dir.join(format!("{stem}-rtp.svg"));
-        let bets: Vec<&Rtp> = sample.rtp.iter().map(|r| &r.result).collect();
-        intervals(&path, sample, &bets)?;
-        written.push(path);
     }
+    let path = dir.join(format!("{stem}-rtp.svg"));
+    intervals(&path, sample, &sample.rtp)?;
+    written.push(path);
     Ok(written)
 }
 
@@ -47,7 +45,7 @@ fn face_labels() -> Vec<String> {
     (1..=6).map(|f| f.to_string()).collect()
 }
 
-fn total_labels(sample: &Sample) -> Vec<String> {
+fn total_labels(sample: &SamplePlots) -> Vec<String> {
     let dice = if sample.game == "dice" { 2 } else { 3 };
     (dice..=6 * dice).map(|t| t.to_string()).collect()
 }
@@ -58,7 +56,7 @@ type DrawResult<'a> = Result<(), Box<dyn std::error::Error + 'a>>;
 /// inside 95 % of the time.
 fn deviations(
     path: &Path,
-    sample: &Sample,
+    sample: &SamplePlots,
     c: &ChiSquare,
     labels: &[String],
 ) -> anyhow::Result<()> {
@@ -116,7 +114,7 @@ fn deviations(
 
 /// One row per bet: the 99 % interval of the measured return and the measured return, in
 /// standard errors around the rules' return (the vertical line at 0).
-fn intervals(path: &Path, sample: &Sample, bets: &[&Rtp]) -> anyhow::Result<()> {
+fn intervals(path: &Path, sample: &SamplePlots, bets: &[&Rtp]) -> anyhow::Result<()> {
     // (label, low, measured, high) in standard errors.
     let rows: Vec<(String, f64, f64, f64)> = bets
         .iter()
