@@ -5,7 +5,7 @@
 //! 1 when it fails, 2 on a usage error.
 
 use crate::stats::sp800_22::report::{analyse, Report, BATTERY_ALPHA, UNIFORMITY_ALPHA};
-use crate::stats::sp800_22::{run_all, unpack, PValue, Params, MIN_BITS};
+use crate::stats::sp800_22::{run_all, unpack, Classes, PValue, Params, MIN_BITS};
 use anyhow::{ensure, Context};
 use clap::Args;
 use rayon::prelude::*;
@@ -31,6 +31,11 @@ pub struct Sp80022Args {
     /// The significance level of each test on one sequence.
     #[arg(long, default_value_t = 0.01)]
     alpha: f64,
+    /// Bin the longest run, overlapping template and linear complexity statistics with the
+    /// class probabilities NIST's sts 2.1.2 uses instead of the exact ones, to compare P-values
+    /// with sts's output (the SP's Appendix B is sts's output).
+    #[arg(long)]
+    sts_classes: bool,
     /// Print the report as JSON (every test, variant and histogram).
     #[arg(long, conflicts_with = "markdown")]
     json: bool,
@@ -54,28 +59,58 @@ pub fn run(args: Sp80022Args) -> anyhow::Result<ExitCode> {
     let want = bytes_per
         .checked_mul(streams)
         .context("--streams × --bits is too large")?;
+    if streams > 1000 {
+        eprintln!(
+            "note: beyond about 1000 sequences the SP's own miscalibrations (its DFT test fails \
+             a random stream more often than alpha) become detectable, and the battery can fail \
+             a perfect generator: docs/STATISTICS.md section 3"
+        );
+    }
     let mut file =
         File::open(&args.file).with_context(|| format!("cannot open {}", args.file.display()))?;
-    let have = file.metadata()?.len();
-    ensure!(
-        have >= want as u64,
-        "{} holds {have} bytes: {} sequences of {} bits fit, {streams} asked for; lower \
-         --streams or write a larger sample (vrs sample raw --count {want})",
-        args.file.display(),
-        have / bytes_per as u64,
-        args.bits
-    );
-    let params = Params::default();
+    let fit = |have: u64| {
+        format!(
+            "{} holds {have} bytes: {} sequences of {} bits fit, {streams} asked for; lower \
+             --streams or write a larger sample (vrs sample raw --count {want})",
+            args.file.display(),
+            have / bytes_per as u64,
+            args.bits
+        )
+    };
+    // A regular file's size is checked first; a pipe (/dev/stdin) is read until it ends.
+    let meta = file.metadata()?;
+    if meta.is_file() {
+        ensure!(meta.len() >= want as u64, "{}", fit(meta.len()));
+    }
+    let params = Params {
+        classes: if args.sts_classes {
+            Classes::Sts
+        } else {
+            Classes::Exact
+        },
+        ..Params::default()
+    };
     let bar = progress::bar(args.streams, "sequences");
-    // A batch of sequences at a time, so that memory stays small whatever --streams is.
-    let batch = rayon::current_num_threads() * 4;
+    // A batch of sequences at a time, so that memory stays small whatever --streams is (each
+    // sequence in flight takes about 25 bytes per bit: its bits and the FFT's buffer).
+    let batch = (rayon::current_num_threads() * 4).min(streams);
     let mut data = vec![0u8; bytes_per * batch];
     let mut results: Vec<Vec<PValue>> = Vec::with_capacity(streams);
     while results.len() < streams {
         let take = batch.min(streams - results.len());
         let chunk = &mut data[..bytes_per * take];
-        file.read_exact(chunk)
-            .with_context(|| format!("reading {}", args.file.display()))?;
+        if let Err(e) = file.read_exact(chunk) {
+            bar.finish_and_clear();
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                anyhow::bail!(
+                    "{} ended within the sequences {}..{}: lower --streams",
+                    args.file.display(),
+                    results.len() + 1,
+                    results.len() + take
+                );
+            }
+            return Err(anyhow::Error::new(e).context(format!("reading {}", args.file.display())));
+        }
         results.par_extend(chunk.par_chunks(bytes_per).map(|sequence| {
             let r = run_all(&unpack(sequence), &params);
             bar.inc(1);

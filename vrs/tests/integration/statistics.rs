@@ -301,7 +301,7 @@ fn sp800_22_passes_the_raw_stream_and_fails_a_biased_or_repetitive_one() {
     assert_eq!(report["tests"].as_array().map(Vec::len), Some(188));
     assert_eq!(report["extreme"], 0);
 
-    // Bit 7 of every 32nd byte forced to 1: ones are 1/512 more frequent than zeros.
+    // The last bit of every 32nd byte forced to 1: the share of ones rises by 1/512.
     let bytes = std::fs::read(&raw).expect("raw");
     let mut biased = bytes.clone();
     biased.iter_mut().step_by(32).for_each(|b| *b |= 1);

@@ -2,11 +2,12 @@
 //! each M-bit block (Berlekamp–Massey over GF(2), on bits packed 64 to a word).
 
 use super::frequency::chi_square;
+use super::Classes;
 use crate::stats::special::gamma_q;
 
 /// The asymptotic class probabilities of T = (−1)^M (L − μ) + 2/9 in the classes
 /// ≤ −2.5, (−2.5, −1.5], …, (1.5, 2.5], > 2.5: 1/96, 1/32, 1/8, 1/2, 1/4, 1/16, 1/48 (the SP
-/// prints them rounded; NIST's suite uses 0.01047 for the first).
+/// prints them rounded).
 pub const CLASSES: [f64; 7] = [
     1.0 / 96.0,
     1.0 / 32.0,
@@ -17,8 +18,15 @@ pub const CLASSES: [f64; 7] = [
     1.0 / 48.0,
 ];
 
-pub fn linear_complexity(bits: &[u8], m: usize) -> f64 {
-    linear_complexity_with(bits, m, &CLASSES)
+/// sts 2.1.2's class probabilities: the SP's rounded ones, with 0.01047 for 1/96.
+pub const STS_CLASSES: [f64; 7] = [0.01047, 0.03125, 0.125, 0.5, 0.25, 0.0625, 0.020833];
+
+pub fn linear_complexity(bits: &[u8], m: usize, classes: Classes) -> f64 {
+    let pi = match classes {
+        Classes::Exact => &CLASSES,
+        Classes::Sts => &STS_CLASSES,
+    };
+    linear_complexity_with(bits, m, pi)
 }
 
 /// The test with given class probabilities (for checking against the SP's rounded ones).

@@ -2,6 +2,7 @@
 //! (monobit), frequency within a block, runs, the longest run of ones in a block, and the
 //! cumulative sums. `bits` holds one bit per byte (0 or 1), in stream order.
 
+use super::Classes;
 use crate::stats::special::{erfc, gamma_q, normal_sf};
 use std::f64::consts::SQRT_2;
 
@@ -44,12 +45,13 @@ pub fn runs(bits: &[u8]) -> f64 {
     erfc((v as f64 - spread).abs() / (2.0 * (2.0 * n).sqrt() * pi * (1.0 - pi)))
 }
 
-/// §2.4: the longest run of ones in each block, with the block size, classes and class
-/// probabilities of the SP's table for n (None below 128 bits).
-pub fn longest_run(bits: &[u8]) -> Option<f64> {
+/// §2.4: the longest run of ones in each block, with the SP's block size and classes for n
+/// (None below 128 bits).
+pub fn longest_run(bits: &[u8], classes: Classes) -> Option<f64> {
     let n = bits.len();
-    // (M, the smallest class's longest run, class probabilities; the last class is "or more").
-    let (m, first, pi): (usize, usize, &[f64]) = if n >= 750_000 {
+    // (M, the smallest class's longest run, the SP's four-place class probabilities; the last
+    // class is "or more").
+    let (m, first, table): (usize, usize, &[f64]) = if n >= 750_000 {
         (
             10_000,
             10,
@@ -62,6 +64,10 @@ pub fn longest_run(bits: &[u8]) -> Option<f64> {
     } else {
         return None;
     };
+    let pi = match classes {
+        Classes::Sts => table.to_vec(),
+        Classes::Exact => longest_run_probabilities(m, first, table.len()),
+    };
     let k = pi.len() - 1;
     let mut v = vec![0u64; pi.len()];
     let blocks = n / m;
@@ -73,8 +79,36 @@ pub fn longest_run(bits: &[u8]) -> Option<f64> {
         }
         v[longest.saturating_sub(first).min(k)] += 1;
     }
-    let chi2 = chi_square(&v, pi, blocks as f64);
+    let chi2 = chi_square(&v, &pi, blocks as f64);
     Some(gamma_q(k as f64 / 2.0, chi2 / 2.0))
+}
+
+/// P(the longest run of ones in m random bits is ≤ first), then = first + 1, …, and last
+/// ≥ first + classes − 1: exact, from P(longest ≤ k) by dynamic programming over the run of
+/// ones at the end of the bits seen.
+pub fn longest_run_probabilities(m: usize, first: usize, classes: usize) -> Vec<f64> {
+    let at_most = |k: usize| -> f64 {
+        // p[r]: the probability that no run so far exceeds k and the last r bits are ones.
+        let mut p = vec![0.0f64; k + 1];
+        p[0] = 1.0;
+        for _ in 0..m {
+            let mut next = vec![0.0f64; k + 1];
+            next[0] = p.iter().sum::<f64>() / 2.0;
+            for r in 0..k {
+                next[r + 1] = p[r] / 2.0;
+            }
+            p = next;
+        }
+        p.iter().sum()
+    };
+    let cumulative: Vec<f64> = (0..classes - 1).map(|i| at_most(first + i)).collect();
+    let mut pi = Vec::with_capacity(classes);
+    pi.push(cumulative[0]);
+    for w in cumulative.windows(2) {
+        pi.push(w[1] - w[0]);
+    }
+    pi.push(1.0 - cumulative[classes - 2]);
+    pi
 }
 
 /// Σ (v_i − Nπ_i)² / (Nπ_i).
@@ -136,11 +170,41 @@ mod tests {
         let longest = "11001100000101010110110001001100111000000000001001\
                        00110101010001000100111101011010000000110101111100\
                        1100111001101101100010110010";
-        // The SP prints 0.180609 from its rounded table; the statistic 4.882605 agrees.
-        let p = longest_run(&bits(longest)).expect("128 bits");
-        assert!((p - 0.180609).abs() < 2e-4, "{p}");
+        // The SP's statistic, 4.882605, is from its four-place table; its P-value, 0.180609,
+        // from the exact probabilities (2^-8 multiples for M = 8).
+        let sts = longest_run(&bits(longest), Classes::Sts).expect("128 bits");
+        let exact = longest_run(&bits(longest), Classes::Exact).expect("128 bits");
+        assert!((sts - gamma_q(1.5, 4.882605 / 2.0)).abs() < 1e-6, "{sts}");
+        assert!(close(exact, 0.180609), "{exact}");
         assert!(close(cumulative_sums(&bits(PI_100), false), 0.219194));
         assert!(close(cumulative_sums(&bits(PI_100), true), 0.114866));
+    }
+
+    #[test]
+    fn longest_run_probabilities_are_exact() {
+        // M = 8: the SP's 0.2148, 0.3672, 0.2305, 0.1875 are 55/256, 94/256, 59/256, 48/256.
+        let p = longest_run_probabilities(8, 1, 4);
+        for (got, want) in p.iter().zip([55.0, 94.0, 59.0, 48.0]) {
+            assert!((got - want / 256.0).abs() < 1e-15, "{p:?}");
+        }
+        // M = 128: the SP's four-place table, one class off by one in the last place
+        // (0.2493 for 0.24936). M = 10^4: its table is off by up to 0.0016 (0.0882 for
+        // 0.086632); these are the exact values.
+        let p = longest_run_probabilities(128, 4, 6);
+        for (got, want) in p
+            .iter()
+            .zip([0.1174, 0.2430, 0.2493, 0.1752, 0.1027, 0.1124])
+        {
+            assert!((got - want).abs() < 1e-4, "{p:?}");
+        }
+        let p = longest_run_probabilities(10_000, 10, 7);
+        let exact = [
+            0.086632, 0.208201, 0.248419, 0.193913, 0.121458, 0.068011, 0.073366,
+        ];
+        for (got, want) in p.iter().zip(exact) {
+            assert!((got - want).abs() < 1e-6, "{p:?}");
+        }
+        assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! template of m ones).
 
 use super::frequency::chi_square;
-use crate::stats::special::gamma_q;
+use super::Classes;
+use crate::stats::special::{gamma_q, ln_gamma};
 
 /// The aperiodic templates of m bits (no proper shift of one overlaps itself), in increasing
 /// order as numbers, most significant bit first: 148 of them for m = 9, as in NIST's suite.
@@ -76,11 +77,42 @@ pub fn non_overlapping(bits: &[u8], m: usize, blocks: usize, templates: &[u32]) 
         .collect()
 }
 
-/// §2.8 with the SP's parameters (blocks of 1032 bits, classes 0…4 and ≥ 5 matches) and the
-/// exact class probabilities.
-pub fn overlapping(bits: &[u8], m: usize) -> f64 {
+/// §2.8 with the SP's parameters (blocks of 1032 bits, classes 0…4 and ≥ 5 matches).
+pub fn overlapping(bits: &[u8], m: usize, classes: Classes) -> f64 {
     const BLOCK: usize = 1032;
-    overlapping_with(bits, m, BLOCK, &overlapping_probabilities(m, BLOCK, 5))
+    let pi = match classes {
+        Classes::Exact => overlapping_probabilities(m, BLOCK, 5),
+        Classes::Sts => {
+            let lambda = (BLOCK + 1 - m) as f64 / 2f64.powi(m as i32);
+            sts_overlapping_probabilities(lambda / 2.0, 5)
+        }
+    };
+    overlapping_with(bits, m, BLOCK, &pi)
+}
+
+/// The class probabilities sts 2.1.2 computes at run time (its function Pr(u, η), a
+/// compound-Poisson approximation), with the last class 1 − the others: 0.367879, 0.183940,
+/// 0.137955, 0.099634, 0.069935, 0.140657 for η = 1.
+pub fn sts_overlapping_probabilities(eta: f64, last: usize) -> Vec<f64> {
+    let pr = |u: usize| -> f64 {
+        if u == 0 {
+            return (-eta).exp();
+        }
+        let uf = u as f64;
+        (1..=u)
+            .map(|l| {
+                let lf = l as f64;
+                (-eta - uf * std::f64::consts::LN_2 + lf * eta.ln() - ln_gamma(lf + 1.0)
+                    + ln_gamma(uf)
+                    - ln_gamma(lf)
+                    - ln_gamma(uf - lf + 1.0))
+                .exp()
+            })
+            .sum()
+    };
+    let mut pi: Vec<f64> = (0..last).map(pr).collect();
+    pi.push(1.0 - pi.iter().sum::<f64>());
+    pi
 }
 
 /// §2.8 for the template of m ones in blocks of `block` bits, with class probabilities `pi`
@@ -106,7 +138,8 @@ pub fn overlapping_with(bits: &[u8], m: usize, block: usize, pi: &[f64]) -> f64 
 /// P(a random block of `block` bits holds exactly k overlapping matches of m ones), for
 /// k < classes − 1, and P(at least classes − 1) last: exact, by dynamic programming over the
 /// run of ones at the end of the bits seen (capped at m − 1) and the matches so far (capped).
-/// NIST's suite hard-codes these to six places (0.364091, 0.185659, … for m = 9, 1032 bits).
+/// For m = 9 and 1032 bits these are the corrected values the SP's 2010 revision prints
+/// (0.364091, 0.185659, …); sts 2.1.2 declares them but computes with its Pr(u, η) instead.
 pub fn overlapping_probabilities(m: usize, block: usize, classes_minus_one: usize) -> Vec<f64> {
     let last = classes_minus_one;
     // p[run][matches]
@@ -156,12 +189,17 @@ mod tests {
 
     #[test]
     fn overlapping_class_probabilities_are_the_corrected_ones() {
-        // The values of NIST's sts 2.1.2 (the first SP printing had Poisson approximations).
+        // The SP's corrected values, to six places.
         let want = [0.364091, 0.185659, 0.139381, 0.100571, 0.070432, 0.139865];
         let got = overlapping_probabilities(9, 1032, 5);
         for (g, w) in got.iter().zip(want) {
             assert!((g - w).abs() < 1e-6, "{got:?}");
         }
         assert!((got.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        let sts = sts_overlapping_probabilities(1.0, 5);
+        let want = [0.367879, 0.183940, 0.137955, 0.099634, 0.069935, 0.140657];
+        for (g, w) in sts.iter().zip(want) {
+            assert!((g - w).abs() < 1e-6, "{sts:?}");
+        }
     }
 }
