@@ -286,7 +286,15 @@ const MARKDOWN_OPTIONS: Options = Options::ENABLE_TABLES
 pub(super) fn markdown(md: &str) -> String {
     let mut out = String::new();
     html::push_html(&mut out, Parser::new_ext(md, MARKDOWN_OPTIONS));
-    out
+    without_inline_styles(out)
+}
+
+/// pulldown-cmark aligns table cells with `style` attributes, which the pages' CSP refuses
+/// (no inline style): the same alignment as classes of site.css.
+fn without_inline_styles(html: String) -> String {
+    html.replace(" style=\"text-align: left\"", " class=\"align-left\"")
+        .replace(" style=\"text-align: center\"", " class=\"align-center\"")
+        .replace(" style=\"text-align: right\"", " class=\"align-right\"")
 }
 
 /// A document of docs/ as HTML, its images (`statistics/NAME.svg`, beside the markdown in the
@@ -314,7 +322,7 @@ fn document_markdown(md: &str) -> String {
     });
     let mut out = String::new();
     html::push_html(&mut out, events);
-    out
+    without_inline_styles(out)
 }
 
 /// Escapes text for HTML content and attribute values.

@@ -402,6 +402,12 @@ fn the_statistics_page_shows_its_plots() {
         .expect("the page")
         .into_string()
         .expect("html");
+    // Its tables are aligned by classes: the pages' CSP refuses inline styles.
+    assert!(page.contains("class=\"align-right\""));
+    assert!(
+        !page.contains(" style="),
+        "an inline style the CSP would refuse"
+    );
     for name in [
         "dice-faces",
         "dice-totals",
