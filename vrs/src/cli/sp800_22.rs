@@ -257,11 +257,11 @@ fn write_markdown(out: &mut impl Write, report: &Report, source: &str) -> anyhow
             } else {
                 "—".into()
             },
-            rows.iter().filter(|t| t.flagged()).count()
+            rows.iter().filter(|t| t.flagged).count()
         )?;
     }
     writeln!(out)?;
-    for t in report.tests.iter().filter(|t| t.flagged()) {
+    for t in report.tests.iter().filter(|t| t.flagged) {
         writeln!(
             out,
             "- flagged: {} {} — {}/{} passed (range {:.4}–{:.4}, P = {:.2e}), uniformity P {}{}",

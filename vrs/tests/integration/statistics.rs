@@ -300,6 +300,12 @@ fn sp800_22_passes_the_raw_stream_and_fails_a_biased_or_repetitive_one() {
     assert_eq!(report["sequences"], 100);
     assert_eq!(report["tests"].as_array().map(Vec::len), Some(188));
     assert_eq!(report["extreme"], 0);
+    let rows = report["tests"].as_array().expect("tests");
+    let flagged = rows.iter().filter(|t| t["flagged"] == true).count();
+    assert_eq!(
+        report["flagged"], flagged,
+        "the per-test flags add up to the count"
+    );
 
     // The last bit of every 32nd byte forced to 1: the share of ones rises by 1/512.
     let bytes = std::fs::read(&raw).expect("raw");
@@ -312,6 +318,7 @@ fn sp800_22_passes_the_raw_stream_and_fails_a_biased_or_repetitive_one() {
     assert_eq!(report["pass"], false);
     let frequency = row(&report, "Frequency", "");
     assert_eq!(frequency["proportion_ok"], false);
+    assert_eq!(frequency["flagged"], true);
     assert_eq!(frequency["extreme"], true);
 
     // Every other rngValue a copy of the one before it.

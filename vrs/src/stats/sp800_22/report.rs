@@ -55,16 +55,12 @@ pub struct TestReport {
     /// sequences, where the SP does not apply it).
     pub uniformity_p: Option<f64>,
     pub uniformity_ok: bool,
+    /// Either check failed: `!(proportion_ok && uniformity_ok)`.
+    pub flagged: bool,
     /// The probability that a random stream flags this test (either check fails).
     pub false_alarm: f64,
     /// A check's P-value is below the report's `extreme_below`.
     pub extreme: bool,
-}
-
-impl TestReport {
-    pub fn flagged(&self) -> bool {
-        !(self.proportion_ok && self.uniformity_ok)
-    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -111,7 +107,7 @@ pub fn analyse(per_sequence: &[Vec<PValue>], alpha: f64) -> Report {
             test_report(key.0, key.1, ps, alpha, extreme_below)
         })
         .collect();
-    let flagged = tests.iter().filter(|t| t.flagged()).count();
+    let flagged = tests.iter().filter(|t| t.flagged).count();
     let extreme = tests.iter().filter(|t| t.extreme).count();
     let alarms: Vec<f64> = tests.iter().map(|t| t.false_alarm).collect();
     let expected_flags = alarms.iter().sum();
@@ -154,17 +150,22 @@ fn test_report(
             .sum();
         gamma_q(4.5, chi2 / 2.0)
     });
-    // P(the passing count falls outside the range) for a random stream, plus the uniformity
-    // check's own level where it applies.
-    let outside: f64 = (0..=m)
-        .filter(|&x| {
-            let q = x as f64 / m as f64;
-            q < lo || q > hi
-        })
-        .map(|x| binomial_pmf(m, x, p_hat))
-        .sum();
-    let at_most: f64 = (0..=passed).map(|x| binomial_pmf(m, x, p_hat)).sum();
-    let at_least: f64 = (passed..=m).map(|x| binomial_pmf(m, x, p_hat)).sum();
+    // One pass over Binomial(m, 1 − α): P(the passing count falls outside the range) for a
+    // random stream, and the two tails at the count observed.
+    let (mut outside, mut at_most, mut at_least) = (0.0, 0.0, 0.0);
+    for x in 0..=m {
+        let pmf = binomial_pmf(m, x, p_hat);
+        let q = x as f64 / m as f64;
+        if q < lo || q > hi {
+            outside += pmf;
+        }
+        if x <= passed {
+            at_most += pmf;
+        }
+        if x >= passed {
+            at_least += pmf;
+        }
+    }
     let proportion_p = (2.0 * at_most.min(at_least)).min(1.0);
     let extreme = proportion_p < extreme_below
         || (m >= UNIFORMITY_EXTREME_MIN_SEQUENCES
@@ -174,6 +175,8 @@ fn test_report(
     } else {
         0.0
     };
+    let proportion_ok = (lo..=hi).contains(&proportion);
+    let uniformity_ok = uniformity_p.is_none_or(|p| p >= UNIFORMITY_ALPHA);
     TestReport {
         test,
         variant,
@@ -182,10 +185,11 @@ fn test_report(
         histogram,
         proportion_min: lo,
         proportion_max: hi,
-        proportion_ok: (lo..=hi).contains(&proportion),
+        proportion_ok,
         proportion_p,
-        uniformity_ok: uniformity_p.is_none_or(|p| p >= UNIFORMITY_ALPHA),
+        uniformity_ok,
         uniformity_p,
+        flagged: !(proportion_ok && uniformity_ok),
         false_alarm: (outside + uniform_alarm).min(1.0),
         extreme,
     }
@@ -247,7 +251,7 @@ mod tests {
         assert_eq!(t.passed, 990);
         assert_eq!(t.histogram, [100; 10]);
         assert!(t.uniformity_p.expect("1000 sequences") > 0.999);
-        assert!(!t.flagged() && r.pass);
+        assert!(!t.flagged && r.pass);
     }
 
     #[test]
@@ -257,7 +261,7 @@ mod tests {
             .map(|i| vec![pv("A", 0.01 + 0.29 * i as f64 / 1000.0)])
             .collect();
         let r = analyse(&ps, 0.01);
-        assert!(r.tests[0].flagged() && r.tests[0].extreme);
+        assert!(r.tests[0].flagged && r.tests[0].extreme);
         assert_eq!(r.allowed_flags, 0);
         assert!(!r.pass);
     }
