@@ -15,9 +15,44 @@ pub struct TimingFacts {
     pub predecessor: Option<vrs_engine::timing::Predecessor>,
     /// Epoch e − 1's record, where e ≥ 2 and it was found.
     pub prior: Option<PriorEpoch>,
-    /// The least margin (hundredths) the verifier asked for; 0: none asked (then the
-    /// protocol's least, 1, and version-1 epochs pass).
-    pub min_margin_centi: u32,
+    /// What the verifier requires beyond the protocol's least.
+    pub floor: Floor,
+}
+
+/// What a verifier requires of an epoch's declarations beyond the protocol's least
+/// (`--min-margin`, `--min-rate` of `vrs verify` and `vrs audit`). Either one also fails every
+/// version-1 epoch, which declares neither.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Floor {
+    /// The least margin A_e, in hundredths; 0: none asked (the protocol's least, 1, holds).
+    pub margin_centi: u32,
+    /// The least declared rate R_e, in squarings per second; 0: none asked. The window is timed
+    /// against R_e, so an operator that understates it buys time: A_e · R_e is the fastest
+    /// squarer the window excludes.
+    pub rate: u64,
+}
+
+impl Floor {
+    /// Whether the verifier asked for anything beyond the protocol's least.
+    pub fn asked(&self) -> bool {
+        self.margin_centi > 0 || self.rate > 0
+    }
+
+    /// What was asked, in words ("a margin of 2 and a rate of 2000000 squarings/s").
+    fn describe(&self) -> String {
+        let margin = (self.margin_centi > 0).then(|| {
+            format!(
+                "a margin of {}",
+                vrs_engine::timing::centi(u64::from(self.margin_centi))
+            )
+        });
+        let rate = (self.rate > 0).then(|| format!("a rate of {} squarings/s", self.rate));
+        match (margin, rate) {
+            (Some(m), Some(r)) => format!("{m} and {r}"),
+            (Some(x), None) | (None, Some(x)) => x,
+            (None, None) => "nothing".into(),
+        }
+    }
 }
 
 /// What the `timing` step reads of epoch e − 1.
@@ -36,10 +71,10 @@ pub struct PriorEpoch {
 pub fn timing_step(f: &TimingFacts) -> Result<String, String> {
     let e = f.epoch;
     let Some(timing) = f.timing else {
-        if f.min_margin_centi > 0 {
+        if f.floor.asked() {
             return Err(format!(
-                "version 1: the epoch makes no timing commitment, and a margin of {} was required",
-                vrs_engine::timing::centi(u64::from(f.min_margin_centi))
+                "version 1: the epoch makes no timing commitment, and {} was required",
+                f.floor.describe()
             ));
         }
         if f.prior.is_some_and(|p| p.version >= 2) {
@@ -55,11 +90,18 @@ pub fn timing_step(f: &TimingFacts) -> Result<String, String> {
                 .into(),
         );
     };
-    if timing.margin_centi < f.min_margin_centi {
+    if timing.margin_centi < f.floor.margin_centi {
         return Err(format!(
             "the epoch declares margin {}, below the {} this check requires",
             vrs_engine::timing::centi(u64::from(timing.margin_centi)),
-            vrs_engine::timing::centi(u64::from(f.min_margin_centi))
+            vrs_engine::timing::centi(u64::from(f.floor.margin_centi))
+        ));
+    }
+    if timing.squarings_per_second < f.floor.rate {
+        return Err(format!(
+            "the epoch declares R = {} squarings/s, below the {} this check requires: its window \
+             is timed for a slower squarer than the verifier compares against",
+            timing.squarings_per_second, f.floor.rate
         ));
     }
     if let Some(ran) = f.ran_iterations {

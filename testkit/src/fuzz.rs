@@ -439,7 +439,7 @@ pub fn verify_steps(data: &[u8]) -> Result<Option<Vec<String>>, String> {
         group,
         rpc,
         require_anchor: require,
-        min_margin_centi: 0,
+        floor: vrs_protocol::timing::Floor::default(),
     };
     match vrs_verifier::verify::check(&canned, SERVER, game_id, &options) {
         Ok(checked) => Ok(Some(
@@ -483,7 +483,7 @@ pub fn audit_failures(data: &[u8]) -> Result<Option<Vec<String>>, String> {
         group,
         rpc,
         require_anchor: false,
-        min_margin_centi: 0,
+        floor: vrs_protocol::timing::Floor::default(),
     };
     match vrs_verifier::audit::audit(&canned, SERVER, (from, to), &options, &cpu) {
         Ok((summary, _)) => Ok(Some(summary.failure_lines())),

@@ -118,7 +118,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
             group: &args.group.group,
             rpc: args.rpc.as_deref(),
             require_anchor: false,
-            min_margin_centi: args.margin.min_margin.unwrap_or(0),
+            floor: args.margin.floor(),
         },
         &fastest,
     )?;
@@ -178,10 +178,7 @@ pub fn audit(
     open: &dyn Fn(&Modulus) -> anyhow::Result<Box<dyn BatchBackend>>,
 ) -> anyhow::Result<(Summary, &'static str)> {
     let Options {
-        group,
-        rpc,
-        min_margin_centi,
-        ..
+        group, rpc, floor, ..
     } = *options;
     if from == 0 || to < from {
         bail!("--from must be at least 1 and --to at least --from");
@@ -260,7 +257,7 @@ pub fn audit(
                 closed_at_ms: r.closed_at_ms.and_then(|c| i64::try_from(c).ok()),
                 resolved_at_ms: r.resolved_at_ms,
             }),
-            min_margin_centi,
+            floor,
         };
         if let Err(detail) = timing_step(&facts) {
             fail(e.number, "timing", detail);

@@ -16,7 +16,7 @@ use vrs_protocol::commit::bet_leaf;
 use vrs_protocol::epoch_group::{Group, SeedRule};
 use vrs_protocol::outcome;
 use vrs_protocol::record::NewGame;
-use vrs_protocol::timing::{timing_step, PriorEpoch, TimingFacts};
+use vrs_protocol::timing::{timing_step, Floor, PriorEpoch, TimingFacts};
 
 mod acceptance;
 pub(crate) mod anchor;
@@ -87,6 +87,40 @@ pub struct MarginArg {
     /// rules allow.
     #[arg(long, value_name = "A", value_parser = vrs_protocol::schedule::parse_margin)]
     pub min_margin: Option<u32>,
+    /// The least squaring rate R an epoch may declare, in squarings per second (`2000000` or
+    /// `2e6`). The window is timed against the declared R, so an operator that understates
+    /// its rate keeps epochs open longer than its real squarer needs: the margin then holds
+    /// against a squarer A · R fast, not against faster hardware. Give the rate you compare
+    /// against, such as your own (`vrs bench vdf`: R = 10^9 / ns per squaring of `fast`). Like
+    /// --min-margin, it also fails version-1 epochs (docs/PROTOCOL.md §10, "Whose numbers").
+    #[arg(long, value_name = "R", value_parser = parse_rate)]
+    pub min_rate: Option<u64>,
+}
+
+impl MarginArg {
+    /// What the flags ask of every epoch's `timing`.
+    pub fn floor(&self) -> Floor {
+        Floor {
+            margin_centi: self.min_margin.unwrap_or(0),
+            rate: self.min_rate.unwrap_or(0),
+        }
+    }
+}
+
+/// `--min-rate`: a whole number of squarings per second, at least 1, written out or with an
+/// exponent (`2e6`).
+fn parse_rate(s: &str) -> Result<u64, String> {
+    let refuse =
+        || format!("{s:?} is not a rate: give squarings per second, such as 2000000 or 2e6");
+    if let Ok(r) = s.parse::<u64>() {
+        return if r >= 1 { Ok(r) } else { Err(refuse()) };
+    }
+    let x: f64 = s.parse().map_err(|_| refuse())?;
+    if x.is_finite() && x >= 1.0 && x.fract() == 0.0 && x <= 1e18 {
+        Ok(x as u64)
+    } else {
+        Err(refuse())
+    }
 }
 
 /// `--group` of `vrs verify` and `vrs audit`.
@@ -178,7 +212,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         group,
         rpc: args.rpc.as_deref(),
         require_anchor: args.require_anchor,
-        min_margin_centi: args.margin.min_margin.unwrap_or(0),
+        floor: args.margin.floor(),
     };
     let checked = match &saved {
         None => check(&http, server, &game_id, &options)?,
@@ -248,8 +282,8 @@ pub struct Options<'a> {
     /// A node of the anchor chain (`--rpc`).
     pub rpc: Option<&'a str>,
     pub require_anchor: bool,
-    /// The least margin `timing` accepts, in hundredths.
-    pub min_margin_centi: u32,
+    /// What `timing` requires beyond the protocol's least.
+    pub floor: Floor,
 }
 
 /// Every step of `vrs verify` for `game_id` on `server`, with what `fetch` answers. `Err`:
@@ -264,7 +298,7 @@ pub fn check(
         group,
         rpc,
         require_anchor,
-        min_margin_centi,
+        floor,
     } = *options;
     let url = format!("{server}/api/v1/verify/{game_id}");
     let body = fetch.get(&url)?;
@@ -279,7 +313,7 @@ pub fn check(
         let mut steps = recompute(&body, game_id)?;
         // The steps that need other epochs' public records: the chain link after the inclusion
         // steps, the timing after the proof.
-        let (chain, record, timing) = chain_and_timing(fetch, server, &body, min_margin_centi);
+        let (chain, record, timing) = chain_and_timing(fetch, server, &body, floor);
         let at = steps.len().min(2);
         steps.insert(at, chain);
         steps.insert(at + 1, record);
@@ -685,7 +719,7 @@ fn chain_and_timing(
     fetch: &dyn Fetch,
     server: &str,
     body: &Value,
-    min_margin_centi: u32,
+    floor: Floor,
 ) -> (Step, Step, Step) {
     let p = Fields(&body["proof"]);
     let committed = committed_timing(&body["proof"]);
@@ -763,7 +797,7 @@ fn chain_and_timing(
                 ran_iterations: p.u64("iterations").ok(),
                 predecessor,
                 prior,
-                min_margin_centi,
+                floor,
             })
         })(),
     );

@@ -10,7 +10,7 @@ use vrs_protocol::commit::bet_leaf;
 use vrs_protocol::epoch_group::{veo_class, Group};
 use vrs_protocol::outcome::Outcome;
 use vrs_protocol::report::{check, Verification};
-use vrs_protocol::timing::{timing_step, PriorEpoch, TimingFacts};
+use vrs_protocol::timing::{timing_step, Floor, PriorEpoch, TimingFacts};
 use vrs_protocol::verification::{
     BetDoc, Checkpoint, EpochBetCommitted, EpochProof, EpochPublished, Proof, ReplayStep, TimingDoc,
 };
@@ -59,7 +59,7 @@ pub fn timing_check(epoch: &EpochRecord, n: &Neighbours) -> Result<String, Strin
             closed_at_ms: p.closed_at_ms,
             resolved_at_ms: p.output.as_ref().map(|o| o.resolved_at_ms),
         }),
-        min_margin_centi: 0,
+        floor: Floor::default(),
     })
 }
 
@@ -449,7 +449,7 @@ mod tests {
                 closed_at_ms: Some(9_400),
                 resolved_at_ms: Some(10_050),
             }),
-            min_margin_centi: 0,
+            floor: Floor::default(),
         }
     }
 
@@ -500,9 +500,15 @@ mod tests {
         );
         fails(with(|f| f.ran_iterations = Some(999_999)), "the VDF ran T");
         fails(
-            with(|f| f.min_margin_centi = 250),
+            with(|f| f.floor.margin_centi = 250),
             "below the 2.5 this check requires",
         );
+        // An understated rate buys the operator time: the window is timed against R_e.
+        fails(
+            with(|f| f.floor.rate = 1_000_001),
+            "declares R = 1000000 squarings/s, below the 1000001",
+        );
+        assert!(timing_step(&with(|f| f.floor.rate = 1_000_000)).is_ok());
         fails(
             with(|f| f.predecessor = None),
             "(the predecessor) is missing",
@@ -534,10 +540,23 @@ mod tests {
         );
         fails(
             TimingFacts {
-                min_margin_centi: 100,
+                floor: Floor {
+                    margin_centi: 100,
+                    rate: 0,
+                },
+                ..v1.clone()
+            },
+            "makes no timing commitment, and a margin of 1 was required",
+        );
+        fails(
+            TimingFacts {
+                floor: Floor {
+                    margin_centi: 0,
+                    rate: 2_000_000,
+                },
                 ..v1
             },
-            "makes no timing commitment",
+            "and a rate of 2000000 squarings/s was required",
         );
     }
 }

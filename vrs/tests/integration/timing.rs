@@ -143,6 +143,10 @@ fn audit(server: &Server, last: u64, group: &str) -> (Option<i32>, String) {
 }
 
 fn vrs_verify(server: &Server, id: &str, group: &str) -> (Option<i32>, Value) {
+    vrs_verify_with(server, id, group, &[])
+}
+
+fn vrs_verify_with(server: &Server, id: &str, group: &str, extra: &[&str]) -> (Option<i32>, Value) {
     let out = Command::new(env!("CARGO_BIN_EXE_vrs"))
         .args([
             "verify",
@@ -153,6 +157,7 @@ fn vrs_verify(server: &Server, id: &str, group: &str) -> (Option<i32>, Value) {
             group,
             "--json",
         ])
+        .args(extra)
         .output()
         .expect("runs vrs verify");
     let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
@@ -456,6 +461,41 @@ fn a_record_that_breaks_the_timing_rule_fails_timing_everywhere() {
     let (code, report) = vrs_verify(&server, &id, "test512");
     assert_eq!(code, Some(0), "{report}");
     assert_eq!(step(&report, "timing")["passed"], true, "{report}");
+
+    // A rate understated against the verifier's own: the window was timed for a slower
+    // squarer than the one it compares against, so --min-rate above R_e fails timing, in
+    // `vrs verify` and `vrs audit`; R_e itself passes.
+    let rate = u(&v["proof"]["timing"], "squarings_per_second");
+    let at = rate.to_string();
+    let above = (rate + 1).to_string();
+    let (code, report) = vrs_verify_with(&server, &id, "test512", &["--min-rate", &at]);
+    assert_eq!(code, Some(0), "{report}");
+    let (code, report) = vrs_verify_with(&server, &id, "test512", &["--min-rate", &above]);
+    assert_eq!(code, Some(1), "{report}");
+    let timing = step(&report, "timing");
+    assert_eq!(timing["passed"], false, "{report}");
+    assert!(
+        timing["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!(
+                "declares R = {rate} squarings/s, below the {above}"
+            )),
+        "{timing}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_vrs"))
+        .args(["audit", "--server", &server.url, "--from", "1"])
+        .args(["--to", &e.to_string(), "--group", "test512"])
+        .args(["--min-rate", &above])
+        .output()
+        .expect("runs vrs audit");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains(&format!("FAIL epoch {e} timing")), "{text}");
+    for bad in ["0", "fast", "1.5", "-3"] {
+        let (code, _) = vrs_verify_with(&server, &id, "test512", &["--min-rate", bad]);
+        assert_eq!(code, Some(2), "--min-rate {bad} is a usage error");
+    }
     assert!(server.stop());
 
     // Closed after y of e − 1 was stored.
