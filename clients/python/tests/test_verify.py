@@ -290,6 +290,22 @@ def test_a_removed_or_altered_bet_fails_with_the_saved_acceptance(live: Live, ga
     assert out.returncode == 1 and "acceptance_stored" in out.stdout
 
 
+def test_a_rate_floor_above_the_declared_rate_fails_timing(live: Live, games) -> None:
+    # An understated rate stretches the window (P§10 "Whose numbers"): the verifier's floor
+    # decides. At the epoch's own R it passes; one above, `timing` alone fails.
+    game_id, _ = games["dice/even"]
+    with urllib.request.urlopen(f"{live.url}/api/v1/verify/{game_id}") as r:
+        rate = json.load(r)["proof"]["timing"]["squarings_per_second"]
+    assert verify(game_id, server=live.url, group="test512", min_rate=rate).verified
+    report = verify(game_id, server=live.url, group="test512", min_rate=str(rate + 1))
+    assert report.failed == ["timing"], report.steps
+    cli = _cli(game_id, "--server", live.url, "--group", "test512", "--min-rate", f"{rate + 1}")
+    assert cli.returncode == 1 and "FAILED: timing" in cli.stdout, cli.stdout + cli.stderr
+    for bad in ("0", "fast", "1.5", "-3", "nan"):
+        with pytest.raises(VerifyError):
+            verify(game_id, server=live.url, group="test512", min_rate=bad)
+
+
 def test_require_anchor_turns_a_pending_anchor_into_a_failure(live: Live, games) -> None:
     game_id, _ = games["dice/under7"]
     assert verify(game_id, server=live.url, group="test512").verified

@@ -2,7 +2,7 @@
 // vrs-verify: the package's verifier (src/vrs-verify.mjs, the same code the /verify page runs)
 // from the command line, in Node 20+.
 //
-//   vrs-verify [--group G] [--min-margin A] [--json] <base_url> <game_id>
+//   vrs-verify [--group G] [--min-margin A] [--min-rate R] [--json] <base_url> <game_id>
 //
 // Prints one line per step (ok, pend or FAIL, its name and what was checked) and then
 // "verified" (with what is still pending, if anything) or "NOT verified: <step> failed"; with
@@ -13,9 +13,9 @@
 // when a check failed, 2 on an error (unknown or pending game, network, usage).
 
 import { parseArgs } from "node:util";
-import { DEFAULT_GROUP, VerifyError, extractGameId, parseMinMargin, verifyGame } from "../src/vrs-verify.mjs";
+import { DEFAULT_GROUP, VerifyError, extractGameId, parseMinMargin, parseMinRate, verifyGame } from "../src/vrs-verify.mjs";
 
-const USAGE = `usage: vrs-verify [--group G] [--min-margin A] [--json] <base_url> <game_id>
+const USAGE = `usage: vrs-verify [--group G] [--min-margin A] [--min-rate R] [--json] <base_url> <game_id>
 
 Recomputes every check of a vrs game from the server's public API (docs/PROTOCOL.md §13),
 ignoring the server's own verdict.
@@ -26,6 +26,10 @@ ignoring the server's own verdict.
               the least security margin an epoch may declare for its timing step to pass
               (a number ≥ 1, two decimals at most); a version-1 epoch, which declares
               none, then fails. Without it, any declared margin passes the timing rule
+  --min-rate R
+              the least squaring rate an epoch may declare, in squarings per second
+              (2000000 or 2e6): an understated rate keeps epochs open longer than their
+              squarings take. A version-1 epoch then fails too
   --json      print one line of JSON instead of the checklist
   -h, --help  this text
 
@@ -42,6 +46,7 @@ function main(argv) {
       options: {
         group: { type: "string", default: DEFAULT_GROUP },
         "min-margin": { type: "string" },
+        "min-rate": { type: "string" },
         json: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
@@ -70,7 +75,18 @@ function main(argv) {
       return Promise.resolve(2);
     }
   }
-  return run(base, extractGameId(given) ?? given, { group: opts.values.group, minMargin }, opts.values.json);
+  let minRate;
+  const r = opts.values["min-rate"];
+  if (r !== undefined) {
+    minRate = /^[0-9]+(\.[0-9]+)?(e[0-9]+)?$/i.test(r) ? Number(r) : Number.NaN;
+    try {
+      parseMinRate(minRate);
+    } catch {
+      process.stderr.write(`vrs-verify: --min-rate must be a whole number of squarings per second ≥ 1 (2000000 or 2e6), not ${JSON.stringify(r)}\n`);
+      return Promise.resolve(2);
+    }
+  }
+  return run(base, extractGameId(given) ?? given, { group: opts.values.group, minMargin, minRate }, opts.values.json);
 }
 
 async function run(base, gameId, options, json) {

@@ -157,6 +157,8 @@ export interface VerifyOptions extends WaitOptions {
   group?: string | null | undefined;
   /** The least security margin an epoch may declare for `timing` to pass (see verifyGame). */
   minMargin?: number | null | undefined;
+  /** The least squaring rate an epoch may declare for `timing` to pass (see verifyGame). */
+  minRate?: number | null | undefined;
   /** Called with each check as soon as it is computed (a throwing callback is ignored). */
   onStep?: ((step: Step) => void) | undefined;
 }

@@ -16,7 +16,7 @@
 // Plain ES module with no dependencies (fetch, AbortController, setTimeout): Node 20+ and
 // browsers. Types: client.d.mts beside this file.
 
-import { parseMinMargin, verifyGame } from "./vrs-verify.mjs";
+import { parseMinMargin, parseMinRate, verifyGame } from "./vrs-verify.mjs";
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -404,11 +404,12 @@ export class VrsClient {
     return status === 200 ? body : null;
   }
 
-  async verify(gameId, { group, minMargin, onStep, timeoutMs = DEFAULT_WAIT_MS, intervalMs = DEFAULT_INTERVAL_MS, signal } = {}) {
+  async verify(gameId, { group, minMargin, minRate, onStep, timeoutMs = DEFAULT_WAIT_MS, intervalMs = DEFAULT_INTERVAL_MS, signal } = {}) {
     checkId(gameId, "gameId");
     if (onStep !== undefined && onStep !== null && typeof onStep !== "function") throw new TypeError("onStep must be a function");
     optionalString(group, "group");
     parseMinMargin(minMargin);
+    parseMinRate(minRate);
     // Polling the verify endpoint itself: a resolved game costs one request, and a pending one
     // is waited for rather than refused.
     const body = await this.#poll(gameId, timeoutMs, intervalMs, signal, (opts) => this.verification(gameId, opts));
@@ -432,7 +433,7 @@ export class VrsClient {
       );
     };
     // The group stays the caller's choice: undefined lets the verifier require its default.
-    return verifyGame(this.baseUrl, gameId, onStep, { group, minMargin, fetch: fetchFn, body });
+    return verifyGame(this.baseUrl, gameId, onStep, { group, minMargin, minRate, fetch: fetchFn, body });
   }
 
   /**

@@ -298,6 +298,9 @@ export interface TimingFacts {
   prior?: { version: number; closed_at_ms?: number | null; resolved_at_ms?: number | null } | null;
   /** The least margin the verifier accepts, in hundredths (parseMinMargin); 0 or absent: any. */
   min_margin_centi?: number | undefined;
+  /** The least declared rate the verifier accepts, in squarings per second (parseMinRate); 0 or
+   *  absent: any. */
+  min_rate?: number | undefined;
 }
 
 /** The `timing` step (PROTOCOL.md §10, "Timing") on facts already gathered, exactly in
@@ -626,6 +629,10 @@ export declare const DEFAULT_GROUP: "rsa2048";
  *  RangeError unless it is a number ≥ 1 with two decimals at most. */
 export declare function parseMinMargin(m: number | null | undefined): number;
 
+/** A least rate (verifyGame's `minRate`) in squarings per second, 0 when null or undefined;
+ *  throws RangeError unless it is a whole number ≥ 1. */
+export declare function parseMinRate(r: number | null | undefined): number;
+
 /** GROUP of `VEO-WESOLOWSKI-<GROUP>` for a group id (section 13, section 19): "RSA2048",
  *  "RSA-CUSTOM" for a hex: modulus, else the id upper-cased. */
 export declare function veoGroup(id: unknown): string;
@@ -921,6 +928,9 @@ export interface VerifyGameOptions {
   /** The least security margin an epoch may declare for `timing` to pass (a number ≥ 1, two
    *  decimals at most; a version-1 epoch, which declares none, then fails). Absent: any. */
   minMargin?: number | null | undefined;
+  /** The least squaring rate an epoch may declare for `timing` to pass, in squarings per second
+   *  (a whole number ≥ 1; a version-1 epoch, which declares none, then fails). Absent: any. */
+  minRate?: number | null | undefined;
   /** The fetch function (default globalThis.fetch). */
   fetch?: FetchLike | null | undefined;
   /** An already fetched verification response, to skip the first request. */

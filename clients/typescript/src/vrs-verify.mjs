@@ -581,8 +581,12 @@ export function checkTiming(facts) {
   const t = facts.timing;
   const priorRec = facts.prior ?? null;
   const least = facts.min_margin_centi ?? 0;
+  const leastRate = facts.min_rate ?? 0;
   if (!t) {
-    if (least > 0) fail(`version 1: the epoch makes no timing commitment, and a margin of ${centi(least)} was required`);
+    const asked = [least > 0 ? `a margin of ${centi(least)}` : null, leastRate > 0 ? `a rate of ${leastRate} squarings/s` : null]
+      .filter((x) => x !== null)
+      .join(" and ");
+    if (asked) fail(`version 1: the epoch makes no timing commitment, and ${asked} was required`);
     if (priorRec && priorRec.version >= 2) {
       fail(`a version-1 epoch after version-2 epoch ${facts.epoch - 1}: epochs never go back to the rules without a timing commitment`);
     }
@@ -590,6 +594,13 @@ export function checkTiming(facts) {
   }
   if (t.margin_centi < least) {
     fail(`the epoch declares margin ${centi(t.margin_centi)}, below the ${centi(least)} this check requires`);
+  }
+  // An understated rate stretches the window (PROTOCOL.md §10, "Whose numbers").
+  if (BigInt(t.squarings_per_second) < BigInt(leastRate)) {
+    fail(
+      `the epoch declares R = ${t.squarings_per_second} squarings/s, below the ${leastRate} this check requires: ` +
+        "its window is timed for a slower squarer than the verifier compares against",
+    );
   }
   const e = BigInt(facts.epoch);
   const prev = BigInt(t.previous);
@@ -1225,6 +1236,16 @@ export function parseMinMargin(m) {
   return c;
 }
 
+/** options.minRate in squarings per second (0 when not given): a whole number ≥ 1, as `vrs
+ *  verify --min-rate` takes it; anything else is the caller's mistake (RangeError). */
+export function parseMinRate(r) {
+  if (r === undefined || r === null) return 0;
+  if (typeof r !== "number" || !Number.isSafeInteger(r) || r < 1) {
+    throw new RangeError(`minRate must be a whole number of squarings per second ≥ 1, not ${JSON.stringify(r)}`);
+  }
+  return r;
+}
+
 /** The group verifyGame requires unless told otherwise (options.group). */
 export const DEFAULT_GROUP = "rsa2048";
 
@@ -1380,7 +1401,9 @@ const eqArr = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.l
  * takes the group the server names, which only a page served by that same server should do),
  * `minMargin` (the least security margin an epoch may declare for `timing` to pass, e.g. 2:
  * the verifier, not the server, says how strong an adversary it wants excluded; a version-1
- * epoch, which declares none, then fails), `fetch` (a fetch function; default
+ * epoch, which declares none, then fails), `minRate` (the least squaring rate an epoch may
+ * declare, in squarings per second: an understated rate keeps epochs open longer than their
+ * squarings take; a version-1 epoch then fails too), `fetch` (a fetch function; default
  * globalThis.fetch), `body` (an already fetched verification response, to skip the first
  * request).
  * Resolves with {game_id, verified, status: "verified"|"failed", failed_step, steps, dice, game,
@@ -1393,6 +1416,7 @@ const eqArr = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.l
 export async function verifyGame(baseUrl, gameId, onStep, options) {
   options = options ?? {};
   const minMarginCenti = parseMinMargin(options.minMargin);
+  const minRate = parseMinRate(options.minRate);
   const started = Date.now();
   const fetchFn = options.fetch || globalThis.fetch.bind(globalThis);
   const body = options.body || (await fetchVerification(baseUrl, gameId, fetchFn));
@@ -1863,7 +1887,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options) {
           resolved_at_ms: typeof before.resolved_at_ms === "number" ? before.resolved_at_ms : null,
         };
       }
-      if (!c) return checkTiming({ epoch: ei, timing: null, prior, min_margin_centi: minMarginCenti });
+      if (!c) return checkTiming({ epoch: ei, timing: null, prior, min_margin_centi: minMarginCenti, min_rate: minRate });
       const r = timingCommitment(rec, ei, rec.iterations, `epoch ${ei}'s record`);
       const same = [
         ["previous_epoch", c.previous, r.previous],
@@ -1887,7 +1911,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options) {
           iterations: parseIterations(pr.iterations),
         };
       }
-      return checkTiming({ epoch: ei, timing: c, predecessor, prior, min_margin_centi: minMarginCenti });
+      return checkTiming({ epoch: ei, timing: c, predecessor, prior, min_margin_centi: minMarginCenti, min_rate: minRate });
     });
   }
 

@@ -985,6 +985,23 @@ test("minMargin: the verifier's least margin fails an epoch declaring less, and 
   }
 });
 
+test("minRate: the verifier's least rate fails an epoch declaring less, and a version-1 epoch", async () => {
+  const { body, fetch } = await rsaEpochGame();
+  const rate = Number(body.proof.timing.squarings_per_second);
+  let run = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512", minRate: rate });
+  assert.equal(run.verified, true);
+  run = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512", minRate: rate + 1 });
+  assert.deepEqual(run.steps.filter((s) => !s.passed).map((s) => s.name), ["timing"]);
+  assert.match(run.steps.find((s) => s.name === "timing").detail, new RegExp(`^the epoch declares R = ${rate} squarings/s, below the ${rate + 1} this check requires`));
+  const v1 = await rsaEpochGame({ version: 1 });
+  run = await v.verifyGame("", BET.game_id, null, { body: v1.body, fetch: v1.fetch, group: "test512", minRate: 1 });
+  assert.equal(run.failed_step, "timing");
+  assert.match(run.steps.find((s) => s.name === "timing").detail, /^version 1: the epoch makes no timing commitment, and a rate of 1 squarings\/s was required$/);
+  for (const bad of [0, 1.5, "2", Number.NaN, -3]) {
+    await assert.rejects(v.verifyGame("", BET.game_id, null, { body, fetch, minRate: bad }), RangeError, String(bad));
+  }
+});
+
 test("a version-1 epoch verifies as before, its timing step saying so", async () => {
   for (const noTiming of [false, true]) {
     const { run, failed, detail } = await rsaEpochGame({ version: 1, noTiming });

@@ -31,6 +31,9 @@ def _parser() -> argparse.ArgumentParser:
                     "classgroup-<bits>, or test512 / test1024 / hex:<digits> for a test server")
     ap.add_argument("--min-margin", metavar="A", default=None,
                     help="fail `timing` for an epoch planned for a weaker adversary than margin A")
+    ap.add_argument("--min-rate", metavar="R", default=None,
+                    help="fail `timing` for an epoch that declares fewer than R squarings per second "
+                    "(2000000 or 2e6): an understated rate keeps epochs open longer than their squarings take")
     ap.add_argument("--wait", type=float, default=30.0, metavar="S",
                     help="seconds to wait for a pending game (default 30)")
     ap.add_argument("--acceptance", metavar="FILE",
@@ -74,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             server=args.server,
             group=args.group,
             min_margin=args.min_margin,
+            min_rate=args.min_rate,
             wait=args.wait,
             acceptance=args.acceptance,
             rpc=args.rpc,

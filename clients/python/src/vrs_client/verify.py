@@ -97,6 +97,7 @@ def verify(
     server: str,
     group: str = "rsa2048",
     min_margin: str | float | None = None,
+    min_rate: str | int | None = None,
     wait: float = 30.0,
     strict_members: bool = False,
     acceptance: str | None = None,
@@ -105,15 +106,18 @@ def verify(
 ) -> Report:
     """Verifies one game. `game_id` may be left out when `acceptance` names the saved response
     of the bet (the game id is then the signed leaf's). `min_margin` fails `timing` below that
-    security margin (P§10); `require_anchor` fails an anchor that is still pending. Raises
+    security margin, `min_rate` below that declared squaring rate (squarings per second: an
+    understated rate stretches the window, P§10 "Whose numbers"); either also fails version-1
+    epochs. `require_anchor` fails an anchor that is still pending. Raises
     VerifyError when the game cannot be checked at all (unknown game without a saved
     acceptance, bad arguments, a server or node that cannot be asked)."""
     try:
         margin = None if min_margin is None else decimal.Decimal(str(min_margin))
     except decimal.InvalidOperation:
         raise VerifyError(f"--min-margin {min_margin!r} is not a number") from None
+    rate = None if min_rate is None else _rate(min_rate)
     try:
-        report = _verify(game_id, server, group, margin, wait, strict_members, acceptance, rpc)
+        report = _verify(game_id, server, group, margin, rate, wait, strict_members, acceptance, rpc)
     except (UsageError, ValueError, http.client.HTTPException) as e:
         raise VerifyError(str(e)) from None
     if require_anchor:
@@ -125,9 +129,21 @@ def verify(
     return report
 
 
-def _verify(game_id, server, group, margin, wait, strict_members, acceptance, rpc) -> Report:
+def _rate(value: str | int) -> int:
+    """`--min-rate`: a whole number of squarings per second, at least 1 (`2000000` or `2e6`)."""
+    refuse = VerifyError(f"--min-rate {value!r} is not a rate: give squarings per second, such as 2000000 or 2e6")
+    try:
+        d = decimal.Decimal(str(value))
+    except decimal.InvalidOperation:
+        raise refuse from None
+    if not d.is_finite() or d < 1 or d != d.to_integral_value():
+        raise refuse
+    return int(d)
+
+
+def _verify(game_id, server, group, margin, rate, wait, strict_members, acceptance, rpc) -> Report:
     grp = make_group(group)
-    args = Namespace(min_margin=margin, wait=wait, strict_members=strict_members, verbose=False)
+    args = Namespace(min_margin=margin, min_rate=rate, wait=wait, strict_members=strict_members, verbose=False)
     src = Source(server)
     saved = Saved.read(acceptance) if acceptance else None
     if saved is None:
