@@ -87,12 +87,13 @@ pub struct MarginArg {
     /// rules allow.
     #[arg(long, value_name = "A", value_parser = vrs_protocol::schedule::parse_margin)]
     pub min_margin: Option<u32>,
-    /// The least squaring rate R an epoch may declare, in squarings per second (`2000000` or
-    /// `2e6`). The window is timed against the declared R, so an operator that understates
-    /// its rate keeps epochs open longer than its real squarer needs: the margin then holds
-    /// against a squarer A · R fast, not against faster hardware. Give the rate you compare
-    /// against, such as your own (`vrs bench vdf`: R = 10^9 / ns per squaring of `fast`). Like
-    /// --min-margin, it also fails version-1 epochs (docs/PROTOCOL.md §10, "Whose numbers").
+    /// The least squaring rate R an epoch may declare, in squarings per second in the proof's
+    /// group (`1000000` or `1e6`). The window is timed against the declared R, so an operator
+    /// that understates its rate keeps epochs open longer than its real squarer needs: the
+    /// margin then holds against a squarer A · R fast, not against faster hardware. Give the
+    /// rate you compare against, such as your own in the same group (`vrs bench vdf`: R =
+    /// 10^9 / ns per squaring of `fast`, for RSA-2048). Like --min-margin, it also fails
+    /// version-1 epochs (docs/PROTOCOL.md §10, "Whose numbers").
     #[arg(long, value_name = "R", value_parser = parse_rate)]
     pub min_rate: Option<u64>,
 }
