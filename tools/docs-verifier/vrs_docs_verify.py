@@ -39,6 +39,8 @@ def main(argv=None) -> int:
     ap.add_argument("--server", required=True)
     ap.add_argument("--group", default="rsa2048", help="rsa2048 (default), test512, test1024, hex:<digits>, classgroup-<bits>")
     ap.add_argument("--min-margin", type=decimal.Decimal, default=None)
+    ap.add_argument("--min-rate", type=int, default=None, metavar="R",
+                    help="fail `timing` for an epoch declaring fewer squarings per second (P§10 rule 2, P§13)")
     ap.add_argument("--wait", type=float, default=30.0, help="seconds to wait for a pending game or bet epoch (default 30)")
     ap.add_argument("--tamper", action="store_true", help="self-test: alter one field at a time, require a FAIL")
     ap.add_argument("--strict-members", action="store_true", help="fail `members` on a member P§20 does not list")

@@ -188,7 +188,7 @@ def test_every_alteration_fails_a_step(live: Live, games, proxy: _TamperingProxy
     # What the verifier fetches, recorded once.
     for path in [f"/api/v1/verify/{game_id}", f"/api/v1/games/{game_id}", "/"]:
         recorder.get(path)
-    verify_game(game_id, recorder, group, Namespace(min_margin=None, wait=0, strict_members=False, verbose=False))
+    verify_game(game_id, recorder, group, Namespace(min_margin=None, min_rate=None, wait=0, strict_members=False, verbose=False))
     # The proxy itself alters nothing: the untampered copy passes through it.
     proxy.cache = copy.deepcopy(recorder.cache)
     assert verify(game_id, server=proxy.url, group="test512", wait=0).verified

@@ -161,7 +161,7 @@ pub fn assert_documented(sub: &str, what: &str, v: &Value) {
 fn section_20_parses_and_names_every_response() {
     let t = tables();
     for sub in [
-        "20.1", "20.2", "20.3", "20.4", "20.5", "20.6", "20.7", "20.8",
+        "20.1", "20.2", "20.3", "20.4", "20.5", "20.6", "20.7", "20.8", "20.9",
     ] {
         assert!(t.get(sub).is_some_and(|m| !m.is_empty()), "{sub} is empty");
     }
@@ -191,6 +191,13 @@ fn every_member_a_verifier_reads_is_in_protocol_md() {
     crate::durability::wait_for("the pool filled", RESOLVE, || {
         server.get("/api/v1/stats").1["pool"]["depth"].as_u64() >= Some(8)
     });
+    // What the player's check of section 15 reads of the stats (the rest is informative).
+    let (_, stats) = server.get("/api/v1/stats");
+    assert_documented(
+        "20.9",
+        "the stats' pool members",
+        &json!({"pool": {"depth": stats["pool"]["depth"], "last_batch": stats["pool"]["last_batch"]}}),
+    );
     let bets = [
         (
             "/api/v1/games/dice/bet",

@@ -129,9 +129,14 @@ fn assert_rule_holds(recs: &[Value], margin_centi: u32, lanes: u64, what: &str) 
 
 /// `vrs audit` over epochs 1..=last of `server` in `group`: its exit code and output.
 fn audit(server: &Server, last: u64, group: &str) -> (Option<i32>, String) {
+    audit_with(server, last, group, &[])
+}
+
+fn audit_with(server: &Server, last: u64, group: &str, extra: &[&str]) -> (Option<i32>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_vrs"))
         .args(["audit", "--server", &server.url, "--from", "1"])
         .args(["--to", &last.to_string(), "--group", group])
+        .args(extra)
         .output()
         .expect("runs vrs audit");
     let text = format!(
@@ -483,14 +488,8 @@ fn a_record_that_breaks_the_timing_rule_fails_timing_everywhere() {
             )),
         "{timing}"
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_vrs"))
-        .args(["audit", "--server", &server.url, "--from", "1"])
-        .args(["--to", &e.to_string(), "--group", "test512"])
-        .args(["--min-rate", &above])
-        .output()
-        .expect("runs vrs audit");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    let (code, text) = audit_with(&server, e, "test512", &["--min-rate", &above]);
+    assert_eq!(code, Some(1), "{text}");
     assert!(text.contains(&format!("FAIL epoch {e} timing")), "{text}");
     for bad in ["0", "fast", "1.5", "-3"] {
         let (code, _) = vrs_verify_with(&server, &id, "test512", &["--min-rate", bad]);

@@ -310,7 +310,7 @@ def step_timing(c: Ctx) -> str:
     if version == 1:
         need(not (prev_rec and prev_rec.get("version") == 2), "version-1 epoch after a version-2 one (downgrade)")
         need(c.args.min_margin is None, "--min-margin asked for, but a version-1 epoch declares no margin")
-        need(getattr(c.args, "min_rate", None) is None, "--min-rate asked for, but a version-1 epoch declares no rate")
+        need(c.args.min_rate is None, "--min-rate asked for, but a version-1 epoch declares no rate")
         return "version 1: no timing commitment"
     need(version == 2, f"unknown timing version {version!r}")
     T_e = as_int(p.get("iterations"), "iterations")
@@ -326,8 +326,8 @@ def step_timing(c: Ctx) -> str:
     need(margin >= 100, f"margin {margin / 100} < 1")
     need(margin >= min_m * 100, f"margin {margin / 100} below --min-margin {min_m}")
     need(R >= 1 and T_e >= 1 and prev < e, "R ≥ 1, T ≥ 1, p < e violated")
-    min_rate = getattr(c.args, "min_rate", None)
-    need(min_rate is None or R >= min_rate, f"the epoch declares R = {R} squarings/s, below --min-rate {min_rate}")
+    need(c.args.min_rate is None or R >= c.args.min_rate,
+         f"the epoch declares R = {R} squarings/s, below --min-rate {c.args.min_rate}")
     need(opened <= closed, "opened_at_ms > closed_at_ms")
     # Not in rules 1-3, but stated by P§10: "Close" (closed_at_ms is "never before the acceptance of
     # a game it holds, nor before opened_at_ms") and "Whose numbers" (opened_at_ms ≤ acceptance ≤
