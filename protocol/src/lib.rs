@@ -16,5 +16,6 @@ pub mod report;
 pub mod schedule;
 pub mod sorted;
 pub mod timing;
+pub mod tlog;
 pub mod unique_json;
 pub mod verification;

@@ -1,0 +1,392 @@
+//! The entries of the witnessed log (docs/PROTOCOL.md §21): what the operator commits to, each
+//! at the moment it commits to it, so that witnesses can time it.
+//!
+//! ```text
+//! entry      = u8(len(tag)) ‖ tag ‖ fields          (tag: "vrs/log/<kind>")
+//! operator   = u64(stamped_ms) ‖ f(group) ‖ acceptance_key[32] ‖ u64(anchor_chain_id)
+//!              ‖ anchor_address[20]
+//! plan       = u64(e) ‖ u64(p) ‖ u64(T) ‖ u32(margin_centi) ‖ u64(R) ‖ u64(opened_ms)
+//!              ‖ u64(deadline_ms)
+//! commitment = u64(e) ‖ u64(p) ‖ bets_root[32] ‖ u64(bet_count) ‖ nonce[32] ‖ u64(T)
+//!              ‖ u32(margin_centi) ‖ u64(R) ‖ u64(opened_ms) ‖ u64(closed_ms)
+//! void       = u64(e) ‖ u64(stamped_ms)
+//! pool-batch = u64(b) ‖ u64(first_index) ‖ u64(size) ‖ prev_root[32] ‖ u64(anchor_epoch)
+//!              ‖ seed[32] ‖ root[32] ‖ u64(committed_ms)
+//! f(s)       = u16(len(UTF-8(s))) ‖ UTF-8(s)
+//! ```
+//!
+//! Integers are big-endian. An entry's leaf hash in the log is RFC 6962's, SHA-256(0x00 ‖
+//! entry). Decoding is strict: an unknown tag, a short or a long entry is an error, so one
+//! entry has one meaning.
+
+use std::fmt;
+
+/// The operator's declaration: which group its epochs run in, the key that signs its
+/// acceptances, and where it anchors (chain id 0 and a zero address: it does not anchor).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperatorEntry {
+    pub stamped_ms: u64,
+    pub group: String,
+    pub acceptance_key: [u8; 32],
+    pub anchor_chain_id: u64,
+    pub anchor_address: [u8; 20],
+}
+
+/// What a version-2 epoch fixes when it opens (§10, "Plan").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanEntry {
+    pub epoch: u64,
+    pub previous: u64,
+    pub iterations: u64,
+    pub margin_centi: u32,
+    pub squarings_per_second: u64,
+    pub opened_ms: u64,
+    pub deadline_ms: u64,
+}
+
+/// What an epoch fixes when it closes: every input of seed_e but y_p, which the log's earlier
+/// entries determine (§10, "Input of epoch e").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommitmentEntry {
+    pub epoch: u64,
+    pub previous: u64,
+    pub bets_root: [u8; 32],
+    pub bet_count: u64,
+    pub nonce: [u8; 32],
+    pub iterations: u64,
+    pub margin_centi: u32,
+    pub squarings_per_second: u64,
+    pub opened_ms: u64,
+    pub closed_ms: u64,
+}
+
+/// The operator's statement that no outcome is derived from epoch e (its commitment was not
+/// witnessed in time, or never made).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VoidEntry {
+    pub epoch: u64,
+    pub stamped_ms: u64,
+}
+
+/// A committed pool batch (§14, "Commitment before use").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolBatchEntry {
+    pub batch: u64,
+    pub first_index: u64,
+    pub size: u64,
+    pub prev_root: [u8; 32],
+    pub anchor_epoch: u64,
+    pub seed: [u8; 32],
+    pub root: [u8; 32],
+    pub committed_ms: u64,
+}
+
+/// One entry of the log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogEntry {
+    Operator(OperatorEntry),
+    Plan(PlanEntry),
+    Commitment(CommitmentEntry),
+    Void(VoidEntry),
+    PoolBatch(PoolBatchEntry),
+}
+
+pub const TAG_OPERATOR: &str = "vrs/log/operator";
+pub const TAG_PLAN: &str = "vrs/log/plan";
+pub const TAG_COMMITMENT: &str = "vrs/log/commitment";
+pub const TAG_VOID: &str = "vrs/log/void";
+pub const TAG_POOL_BATCH: &str = "vrs/log/pool-batch";
+
+/// Why bytes are not an entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeError(pub String);
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "not a log entry: {}", self.0)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+impl LogEntry {
+    pub fn tag(&self) -> &'static str {
+        match self {
+            Self::Operator(_) => TAG_OPERATOR,
+            Self::Plan(_) => TAG_PLAN,
+            Self::Commitment(_) => TAG_COMMITMENT,
+            Self::Void(_) => TAG_VOID,
+            Self::PoolBatch(_) => TAG_POOL_BATCH,
+        }
+    }
+
+    /// The entry's kind as a word (`plan`, `commitment`, …): the tag without its prefix.
+    pub fn kind(&self) -> &'static str {
+        self.tag().trim_start_matches("vrs/log/")
+    }
+
+    /// The epoch an epoch entry is about.
+    pub fn epoch(&self) -> Option<u64> {
+        match self {
+            Self::Plan(p) => Some(p.epoch),
+            Self::Commitment(c) => Some(c.epoch),
+            Self::Void(v) => Some(v.epoch),
+            Self::Operator(_) | Self::PoolBatch(_) => None,
+        }
+    }
+
+    /// The time the operator stamped on the entry (Unix ms): what a witness compares with its
+    /// own clock.
+    pub fn stamped_ms(&self) -> u64 {
+        match self {
+            Self::Operator(o) => o.stamped_ms,
+            Self::Plan(p) => p.opened_ms,
+            Self::Commitment(c) => c.closed_ms,
+            Self::Void(v) => v.stamped_ms,
+            Self::PoolBatch(b) => b.committed_ms,
+        }
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let tag = self.tag().as_bytes();
+        let mut out = Vec::with_capacity(200);
+        out.push(tag.len() as u8);
+        out.extend_from_slice(tag);
+        let w = &mut out;
+        match self {
+            Self::Operator(o) => {
+                u64b(w, o.stamped_ms);
+                let g = o.group.as_bytes();
+                w.extend_from_slice(&(g.len().min(u16::MAX as usize) as u16).to_be_bytes());
+                w.extend_from_slice(&g[..g.len().min(u16::MAX as usize)]);
+                w.extend_from_slice(&o.acceptance_key);
+                u64b(w, o.anchor_chain_id);
+                w.extend_from_slice(&o.anchor_address);
+            }
+            Self::Plan(p) => {
+                u64b(w, p.epoch);
+                u64b(w, p.previous);
+                u64b(w, p.iterations);
+                w.extend_from_slice(&p.margin_centi.to_be_bytes());
+                u64b(w, p.squarings_per_second);
+                u64b(w, p.opened_ms);
+                u64b(w, p.deadline_ms);
+            }
+            Self::Commitment(c) => {
+                u64b(w, c.epoch);
+                u64b(w, c.previous);
+                w.extend_from_slice(&c.bets_root);
+                u64b(w, c.bet_count);
+                w.extend_from_slice(&c.nonce);
+                u64b(w, c.iterations);
+                w.extend_from_slice(&c.margin_centi.to_be_bytes());
+                u64b(w, c.squarings_per_second);
+                u64b(w, c.opened_ms);
+                u64b(w, c.closed_ms);
+            }
+            Self::Void(v) => {
+                u64b(w, v.epoch);
+                u64b(w, v.stamped_ms);
+            }
+            Self::PoolBatch(b) => {
+                u64b(w, b.batch);
+                u64b(w, b.first_index);
+                u64b(w, b.size);
+                w.extend_from_slice(&b.prev_root);
+                u64b(w, b.anchor_epoch);
+                w.extend_from_slice(&b.seed);
+                w.extend_from_slice(&b.root);
+                u64b(w, b.committed_ms);
+            }
+        }
+        out
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader { bytes, at: 0 };
+        let tag_len = r.u8()? as usize;
+        let tag = r.take(tag_len)?;
+        let tag = std::str::from_utf8(tag).map_err(|_| DecodeError("tag is not UTF-8".into()))?;
+        let entry = match tag {
+            TAG_OPERATOR => {
+                let stamped_ms = r.u64()?;
+                let len = r.u16()? as usize;
+                let group = std::str::from_utf8(r.take(len)?)
+                    .map_err(|_| DecodeError("group is not UTF-8".into()))?
+                    .to_owned();
+                Self::Operator(OperatorEntry {
+                    stamped_ms,
+                    group,
+                    acceptance_key: r.array()?,
+                    anchor_chain_id: r.u64()?,
+                    anchor_address: r.array()?,
+                })
+            }
+            TAG_PLAN => Self::Plan(PlanEntry {
+                epoch: r.u64()?,
+                previous: r.u64()?,
+                iterations: r.u64()?,
+                margin_centi: r.u32()?,
+                squarings_per_second: r.u64()?,
+                opened_ms: r.u64()?,
+                deadline_ms: r.u64()?,
+            }),
+            TAG_COMMITMENT => Self::Commitment(CommitmentEntry {
+                epoch: r.u64()?,
+                previous: r.u64()?,
+                bets_root: r.array()?,
+                bet_count: r.u64()?,
+                nonce: r.array()?,
+                iterations: r.u64()?,
+                margin_centi: r.u32()?,
+                squarings_per_second: r.u64()?,
+                opened_ms: r.u64()?,
+                closed_ms: r.u64()?,
+            }),
+            TAG_VOID => Self::Void(VoidEntry {
+                epoch: r.u64()?,
+                stamped_ms: r.u64()?,
+            }),
+            TAG_POOL_BATCH => Self::PoolBatch(PoolBatchEntry {
+                batch: r.u64()?,
+                first_index: r.u64()?,
+                size: r.u64()?,
+                prev_root: r.array()?,
+                anchor_epoch: r.u64()?,
+                seed: r.array()?,
+                root: r.array()?,
+                committed_ms: r.u64()?,
+            }),
+            other => return Err(DecodeError(format!("unknown tag {other:?}"))),
+        };
+        if r.at != bytes.len() {
+            return Err(DecodeError(format!(
+                "{} bytes after the {} entry",
+                bytes.len() - r.at,
+                entry.kind()
+            )));
+        }
+        Ok(entry)
+    }
+}
+
+fn u64b(w: &mut Vec<u8>, v: u64) {
+    w.extend_from_slice(&v.to_be_bytes());
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| DecodeError(format!("short entry ({} bytes)", self.bytes.len())))?;
+        let s = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    fn u16(&mut self) -> Result<u16, DecodeError> {
+        Ok(u16::from_be_bytes(self.array()?))
+    }
+
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_be_bytes(self.array()?))
+    }
+
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_be_bytes(self.array()?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn samples() -> Vec<LogEntry> {
+        vec![
+            LogEntry::Operator(OperatorEntry {
+                stamped_ms: 1,
+                group: "rsa2048".into(),
+                acceptance_key: [7; 32],
+                anchor_chain_id: 8453,
+                anchor_address: [9; 20],
+            }),
+            LogEntry::Plan(PlanEntry {
+                epoch: 3,
+                previous: 2,
+                iterations: 5_000_000,
+                margin_centi: 150,
+                squarings_per_second: 1_000_000,
+                opened_ms: 1_700_000_000_000,
+                deadline_ms: 1_700_000_006_000,
+            }),
+            LogEntry::Commitment(CommitmentEntry {
+                epoch: 3,
+                previous: 2,
+                bets_root: [1; 32],
+                bet_count: 4,
+                nonce: [2; 32],
+                iterations: 5_000_000,
+                margin_centi: 150,
+                squarings_per_second: 1_000_000,
+                opened_ms: 1_700_000_000_000,
+                closed_ms: 1_700_000_005_000,
+            }),
+            LogEntry::Void(VoidEntry {
+                epoch: 3,
+                stamped_ms: 5,
+            }),
+            LogEntry::PoolBatch(PoolBatchEntry {
+                batch: 1,
+                first_index: 1,
+                size: 512,
+                prev_root: [0; 32],
+                anchor_epoch: 2,
+                seed: [3; 32],
+                root: [4; 32],
+                committed_ms: 6,
+            }),
+        ]
+    }
+
+    #[test]
+    fn every_entry_decodes_to_itself_and_nothing_else_does() {
+        for e in samples() {
+            let bytes = e.encode();
+            assert_eq!(LogEntry::decode(&bytes).unwrap(), e);
+            let mut long = bytes.clone();
+            long.push(0);
+            assert!(LogEntry::decode(&long).is_err(), "{}", e.kind());
+            assert!(LogEntry::decode(&bytes[..bytes.len() - 1]).is_err());
+        }
+        assert!(LogEntry::decode(b"\x07vrs/log").is_err());
+        assert!(LogEntry::decode(&[]).is_err());
+    }
+
+    #[test]
+    fn a_plan_has_its_documented_bytes() {
+        let plan = &samples()[1];
+        let bytes = plan.encode();
+        assert_eq!(bytes.len(), 1 + 12 + 8 * 6 + 4);
+        assert_eq!(&bytes[..13], b"\x0cvrs/log/plan");
+        assert_eq!(&bytes[13..21], &3u64.to_be_bytes());
+        assert_eq!(plan.stamped_ms(), 1_700_000_000_000);
+        assert_eq!(plan.kind(), "plan");
+    }
+}

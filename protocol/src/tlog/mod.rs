@@ -1,0 +1,24 @@
+//! The witnessed log (docs/PROTOCOL.md §21): an append-only RFC 6962 log of what the operator
+//! commits to (its declaration, each epoch's plan and commitment, voids, pool batch roots),
+//! published as C2SP tlog-tiles with C2SP tlog-checkpoint signed notes, cosigned by witnesses
+//! (C2SP tlog-witness, tlog-cosignature) whose timestamps, not the operator's, time each
+//! commitment.
+//!
+//! ```text
+//! entry.rs      the entries and their bytes
+//! tree.rs       the tree: roots, proofs, tiles, entry bundles; a witness's Frontier
+//! note.rs       checkpoints, vkeys, cosignature/v1
+//! policy.rs     a verifier's witness policy (C2SP tlog-policy) and its quorum
+//! rules.rs      what a vrs witness refuses, beyond the tlog rules
+//! witnessed.rs  the `witnessed` step: an epoch's plan and commitment, cosigned in time
+//! ```
+
+pub mod entry;
+pub mod note;
+pub mod policy;
+pub mod rules;
+pub mod tree;
+pub mod witnessed;
+
+pub use entry::LogEntry;
+pub use tree::{Hash, LogTree};

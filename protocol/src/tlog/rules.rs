@@ -1,0 +1,444 @@
+//! The application rules a vrs witness applies on top of C2SP tlog-witness (docs/PROTOCOL.md
+//! §21, "What a witness refuses"), as a function of its state, the new entries and its clock:
+//!
+//! - plans come in epoch order, one per epoch, each after its predecessor was committed or
+//!   voided; a commitment only after its epoch's plan, matching it, closed within its
+//!   deadline, and never a second one for an epoch; pool batches in order, each linking to the
+//!   root before it;
+//! - a plan's or a commitment's stamped time (opened, closed) lies within δ of the witness's
+//!   clock when it first sees the entry, unless the same submission also voids that epoch (how
+//!   an honest log recovers from an outage: it cannot take an entry back, but it can say that
+//!   no outcome comes from it);
+//! - a void of an epoch whose commitment this witness already cosigned is refused once the
+//!   witness's clock passes that epoch's deadline + 2δ: later than that, the operator could
+//!   have computed the outcome it would be throwing away;
+//! - on first contact (a witness that has cosigned nothing of this log) the log's history is
+//!   taken as it is, under the ordering rules but not the clock: its cosignatures then carry
+//!   today's time, which is what a verifier compares.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::entry::{LogEntry, PlanEntry};
+
+/// How many epochs back a witness keeps what it needs of each (plan, committed, void). A
+/// submission that names an older epoch is refused.
+pub const KEPT_EPOCHS: usize = 256;
+
+/// What a witness remembers of the log's application state.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AppState {
+    /// The last epoch planned (0: none seen).
+    pub last_plan: u64,
+    /// The recent epochs, by number.
+    pub epochs: BTreeMap<u64, EpochSeen>,
+    /// The last pool batch (0: none seen), its root (hex) and the index after it.
+    pub last_batch: u64,
+    pub last_batch_root: String,
+    pub next_pool_index: u64,
+}
+
+/// What the witness has seen of one epoch.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EpochSeen {
+    pub previous: u64,
+    pub iterations: u64,
+    pub margin_centi: u32,
+    pub squarings_per_second: u64,
+    pub opened_ms: u64,
+    pub deadline_ms: u64,
+    pub committed: bool,
+    pub void: bool,
+}
+
+impl EpochSeen {
+    fn of(p: &PlanEntry) -> Self {
+        Self {
+            previous: p.previous,
+            iterations: p.iterations,
+            margin_centi: p.margin_centi,
+            squarings_per_second: p.squarings_per_second,
+            opened_ms: p.opened_ms,
+            deadline_ms: p.deadline_ms,
+            committed: false,
+            void: false,
+        }
+    }
+}
+
+/// Why a witness refuses a submission: the index of the entry, and the rule it breaks.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("entry {index}: {reason}")]
+pub struct Refusal {
+    pub index: u64,
+    pub reason: String,
+}
+
+/// The clock rule's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Clock {
+    /// The witness's time, Unix ms.
+    pub now_ms: u64,
+    /// δ: how far a stamped time may be from it.
+    pub delta_ms: u64,
+    /// First contact: the history is not timed.
+    pub first_contact: bool,
+}
+
+/// Applies the rules to `entries` (decoded, in log order, the first at `first_index`);
+/// returns the new state, or the first rule broken. `state` is untouched either way.
+pub fn apply(
+    state: &AppState,
+    first_index: u64,
+    entries: &[LogEntry],
+    clock: Clock,
+) -> Result<AppState, Refusal> {
+    let mut s = state.clone();
+    // Epochs this submission voids: their stale plan or commitment is allowed.
+    let voided_here: BTreeSet<u64> = entries
+        .iter()
+        .filter_map(|e| match e {
+            LogEntry::Void(v) => Some(v.epoch),
+            _ => None,
+        })
+        .collect();
+    // Epochs whose commitment came in this submission (not yet cosigned by this witness).
+    let mut committed_here = BTreeSet::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let index = first_index + i as u64;
+        let refuse = |reason: String| Refusal { index, reason };
+        let fresh = |what: &str, stamped: u64| -> Result<(), Refusal> {
+            if clock.first_contact {
+                return Ok(());
+            }
+            let off = clock.now_ms.abs_diff(stamped);
+            if off > clock.delta_ms {
+                let dir = if stamped < clock.now_ms {
+                    "behind"
+                } else {
+                    "ahead of"
+                };
+                return Err(refuse(format!(
+                    "{what} is stamped {stamped} ms, {off} ms {dir} this witness's clock \
+                     ({} ms; δ = {} ms)",
+                    clock.now_ms, clock.delta_ms
+                )));
+            }
+            Ok(())
+        };
+        match entry {
+            LogEntry::Operator(_) => {}
+            LogEntry::Plan(p) => {
+                let e = p.epoch;
+                if s.last_plan != 0 && e != s.last_plan + 1 {
+                    return Err(refuse(format!(
+                        "plan of epoch {e} after that of {}: plans come one per epoch, in order",
+                        s.last_plan
+                    )));
+                }
+                if e == 0 || p.previous >= e {
+                    return Err(refuse(format!(
+                        "plan of epoch {e} takes the output of {}: p must be below e",
+                        p.previous
+                    )));
+                }
+                if p.iterations == 0
+                    || p.margin_centi < vrs_engine::timing::MIN_MARGIN_CENTI
+                    || p.squarings_per_second == 0
+                    || p.deadline_ms < p.opened_ms
+                {
+                    return Err(refuse(format!(
+                        "plan of epoch {e} is out of range (T {}, margin {}, rate {}, opened {}, \
+                         deadline {})",
+                        p.iterations,
+                        p.margin_centi,
+                        p.squarings_per_second,
+                        p.opened_ms,
+                        p.deadline_ms
+                    )));
+                }
+                if let Some(prev) = s.epochs.get(&(e - 1)) {
+                    if !prev.committed && !prev.void {
+                        return Err(refuse(format!(
+                            "plan of epoch {e} while epoch {} is neither committed nor void",
+                            e - 1
+                        )));
+                    }
+                }
+                if !voided_here.contains(&e) {
+                    fresh(&format!("the plan of epoch {e}"), p.opened_ms)?;
+                }
+                s.last_plan = e;
+                s.epochs.insert(e, EpochSeen::of(p));
+            }
+            LogEntry::Commitment(c) => {
+                let e = c.epoch;
+                let Some(seen) = s.epochs.get_mut(&e) else {
+                    return Err(refuse(if e > s.last_plan {
+                        format!("commitment of epoch {e} before its plan")
+                    } else {
+                        format!("commitment of epoch {e}, older than this witness keeps")
+                    }));
+                };
+                if seen.committed {
+                    return Err(refuse(format!(
+                        "a second commitment for epoch {e}: a witness cosigns one per epoch"
+                    )));
+                }
+                if seen.void {
+                    return Err(refuse(format!("commitment of epoch {e}, which is void")));
+                }
+                let plan_matches = c.previous == seen.previous
+                    && c.iterations == seen.iterations
+                    && c.margin_centi == seen.margin_centi
+                    && c.squarings_per_second == seen.squarings_per_second
+                    && c.opened_ms == seen.opened_ms;
+                if !plan_matches {
+                    return Err(refuse(format!(
+                        "commitment of epoch {e} differs from its plan (p, T, margin, rate or \
+                         opening)"
+                    )));
+                }
+                if c.closed_ms < c.opened_ms || c.closed_ms > seen.deadline_ms {
+                    return Err(refuse(format!(
+                        "epoch {e} closed at {} ms, outside its window {}..={} ms",
+                        c.closed_ms, c.opened_ms, seen.deadline_ms
+                    )));
+                }
+                seen.committed = true;
+                committed_here.insert(e);
+                if !voided_here.contains(&e) {
+                    fresh(&format!("the commitment of epoch {e}"), c.closed_ms)?;
+                }
+            }
+            LogEntry::Void(v) => {
+                let e = v.epoch;
+                let Some(seen) = s.epochs.get_mut(&e) else {
+                    return Err(refuse(format!(
+                        "void of epoch {e}, which this witness has no plan of"
+                    )));
+                };
+                if seen.void {
+                    return Err(refuse(format!("epoch {e} is already void")));
+                }
+                let cosigned_before = seen.committed && !committed_here.contains(&e);
+                let latest = seen.deadline_ms + 2 * clock.delta_ms;
+                if cosigned_before && !clock.first_contact && clock.now_ms > latest {
+                    return Err(refuse(format!(
+                        "void of epoch {e}, whose commitment this witness cosigned, after its \
+                         deadline + 2δ ({latest} ms; now {} ms): its outcome could be known",
+                        clock.now_ms
+                    )));
+                }
+                seen.void = true;
+                fresh(&format!("the void of epoch {e}"), v.stamped_ms)?;
+            }
+            LogEntry::PoolBatch(b) => {
+                if s.last_batch != 0 {
+                    if b.batch != s.last_batch + 1 {
+                        return Err(refuse(format!(
+                            "pool batch {} after {}: batches come in order",
+                            b.batch, s.last_batch
+                        )));
+                    }
+                    if hex::encode(b.prev_root) != s.last_batch_root {
+                        return Err(refuse(format!(
+                            "pool batch {} does not link to batch {}'s root",
+                            b.batch, s.last_batch
+                        )));
+                    }
+                    if b.first_index != s.next_pool_index {
+                        return Err(refuse(format!(
+                            "pool batch {} starts at entry {}, not {}",
+                            b.batch, b.first_index, s.next_pool_index
+                        )));
+                    }
+                }
+                s.last_batch = b.batch;
+                s.last_batch_root = hex::encode(b.root);
+                s.next_pool_index = b.first_index + b.size;
+            }
+        }
+    }
+    while s.epochs.len() > KEPT_EPOCHS {
+        s.epochs.pop_first();
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::entry::{CommitmentEntry, PoolBatchEntry, VoidEntry};
+    use super::*;
+
+    const T0: u64 = 1_800_000_000_000;
+
+    fn plan(e: u64, opened: u64) -> LogEntry {
+        LogEntry::Plan(PlanEntry {
+            epoch: e,
+            previous: e - 1,
+            iterations: 1000,
+            margin_centi: 150,
+            squarings_per_second: 1000,
+            opened_ms: opened,
+            deadline_ms: opened + 1000,
+        })
+    }
+
+    fn commit(e: u64, opened: u64, closed: u64) -> LogEntry {
+        LogEntry::Commitment(CommitmentEntry {
+            epoch: e,
+            previous: e - 1,
+            bets_root: [0; 32],
+            bet_count: 0,
+            nonce: [e as u8; 32],
+            iterations: 1000,
+            margin_centi: 150,
+            squarings_per_second: 1000,
+            opened_ms: opened,
+            closed_ms: closed,
+        })
+    }
+
+    fn void(e: u64, at: u64) -> LogEntry {
+        LogEntry::Void(VoidEntry {
+            epoch: e,
+            stamped_ms: at,
+        })
+    }
+
+    fn at(now: u64) -> Clock {
+        Clock {
+            now_ms: now,
+            delta_ms: 500,
+            first_contact: false,
+        }
+    }
+
+    fn started() -> AppState {
+        apply(&AppState::default(), 0, &[plan(1, T0)], at(T0)).unwrap()
+    }
+
+    #[test]
+    fn an_honest_sequence_passes() {
+        let s = started();
+        let s = apply(
+            &s,
+            1,
+            &[commit(1, T0, T0 + 900), plan(2, T0 + 900)],
+            at(T0 + 1000),
+        )
+        .unwrap();
+        let s = apply(&s, 3, &[commit(2, T0 + 900, T0 + 1800)], at(T0 + 1800)).unwrap();
+        assert_eq!(s.last_plan, 2);
+        assert!(s.epochs[&2].committed);
+    }
+
+    #[test]
+    fn a_second_commitment_is_refused() {
+        let s = apply(&started(), 1, &[commit(1, T0, T0 + 900)], at(T0 + 900)).unwrap();
+        let e = apply(&s, 2, &[commit(1, T0, T0 + 901)], at(T0 + 901)).unwrap_err();
+        assert!(e.reason.contains("second commitment"), "{e}");
+        assert_eq!(e.index, 2);
+        // Also within one submission.
+        let e = apply(
+            &started(),
+            1,
+            &[commit(1, T0, T0 + 900), commit(1, T0, T0 + 900)],
+            at(T0 + 900),
+        )
+        .unwrap_err();
+        assert_eq!(e.index, 2);
+    }
+
+    #[test]
+    fn a_commitment_needs_its_plan_and_must_match_it() {
+        let e = apply(&started(), 1, &[commit(2, T0, T0 + 10)], at(T0 + 10)).unwrap_err();
+        assert!(e.reason.contains("before its plan"), "{e}");
+        let e = apply(&started(), 1, &[commit(1, T0 + 1, T0 + 10)], at(T0 + 10)).unwrap_err();
+        assert!(e.reason.contains("differs from its plan"), "{e}");
+        let e = apply(&started(), 1, &[commit(1, T0, T0 + 1001)], at(T0 + 1001)).unwrap_err();
+        assert!(e.reason.contains("outside its window"), "{e}");
+    }
+
+    #[test]
+    fn a_late_commitment_is_refused_unless_voided() {
+        // Withheld for 2 s past its close: refused.
+        let late = at(T0 + 900 + 2000);
+        let e = apply(&started(), 1, &[commit(1, T0, T0 + 900)], late).unwrap_err();
+        assert!(e.reason.contains("behind this witness's clock"), "{e}");
+        // Backdated: the same.
+        let e = apply(&started(), 1, &[commit(1, T0, T0 + 100)], at(T0 + 900)).unwrap_err();
+        assert!(e.reason.contains("behind"), "{e}");
+        // An honest log after an outage voids it in the same submission.
+        let s = apply(
+            &started(),
+            1,
+            &[
+                commit(1, T0, T0 + 900),
+                void(1, T0 + 2900),
+                plan(2, T0 + 2900),
+            ],
+            late,
+        )
+        .unwrap();
+        assert!(s.epochs[&1].void);
+        // A stale void itself is refused.
+        let e = apply(&started(), 1, &[void(1, T0)], late).unwrap_err();
+        assert!(e.reason.contains("void of epoch 1"), "{e}");
+    }
+
+    #[test]
+    fn a_void_after_a_cosigned_commitment_has_a_deadline() {
+        let s = apply(&started(), 1, &[commit(1, T0, T0 + 900)], at(T0 + 900)).unwrap();
+        // Deadline T0 + 1000, δ 500: until T0 + 2000.
+        apply(&s, 2, &[void(1, T0 + 1900)], at(T0 + 1900)).unwrap();
+        let e = apply(&s, 2, &[void(1, T0 + 2100)], at(T0 + 2100)).unwrap_err();
+        assert!(e.reason.contains("could be known"), "{e}");
+    }
+
+    #[test]
+    fn plans_come_in_order_after_their_predecessor_settled() {
+        let e = apply(&started(), 1, &[plan(2, T0)], at(T0)).unwrap_err();
+        assert!(e.reason.contains("neither committed nor void"), "{e}");
+        let s = apply(&started(), 1, &[commit(1, T0, T0 + 10)], at(T0 + 10)).unwrap();
+        let e = apply(&s, 2, &[plan(3, T0 + 10)], at(T0 + 10)).unwrap_err();
+        assert!(e.reason.contains("in order"), "{e}");
+    }
+
+    #[test]
+    fn first_contact_takes_the_history_untimed() {
+        let first = Clock {
+            first_contact: true,
+            ..at(T0 + 86_400_000)
+        };
+        let s = apply(
+            &AppState::default(),
+            0,
+            &[plan(1, T0), commit(1, T0, T0 + 900), plan(2, T0 + 900)],
+            first,
+        )
+        .unwrap();
+        assert_eq!(s.last_plan, 2);
+    }
+
+    #[test]
+    fn pool_batches_link() {
+        let b = |n: u64, first: u64, prev: u8, root: u8| {
+            LogEntry::PoolBatch(PoolBatchEntry {
+                batch: n,
+                first_index: first,
+                size: 10,
+                prev_root: [prev; 32],
+                anchor_epoch: 0,
+                seed: [0; 32],
+                root: [root; 32],
+                committed_ms: T0,
+            })
+        };
+        let s = apply(&AppState::default(), 0, &[b(1, 1, 0, 1)], at(T0)).unwrap();
+        apply(&s, 1, &[b(2, 11, 1, 2)], at(T0)).unwrap();
+        assert!(apply(&s, 1, &[b(2, 11, 3, 2)], at(T0)).is_err());
+        assert!(apply(&s, 1, &[b(3, 11, 1, 2)], at(T0)).is_err());
+        assert!(apply(&s, 1, &[b(2, 12, 1, 2)], at(T0)).is_err());
+    }
+}
