@@ -1,5 +1,6 @@
 //! The operator's acceptance key on disk (docs/PROTOCOL.md §11): 64 hex digits in a file
-//! readable by its owner only, created on a data dir's first start.
+//! readable by its owner only, created on a data dir's first start. A witness keeps its key
+//! the same way (`vrs witness`).
 
 use anyhow::{bail, Context};
 use std::path::Path;
@@ -8,6 +9,11 @@ use vrs_protocol::acceptance::AcceptanceSigner;
 /// Reads the key file, or creates it (mode 0600) with a fresh key when `create` and it does
 /// not exist.
 pub fn load(path: &Path, create: bool) -> anyhow::Result<AcceptanceSigner> {
+    load_named(path, create, "acceptance key")
+}
+
+/// [`load`] for an Ed25519 key named `what` in messages.
+pub fn load_named(path: &Path, create: bool, what: &str) -> anyhow::Result<AcceptanceSigner> {
     match std::fs::read_to_string(path) {
         Ok(text) => {
             AcceptanceSigner::from_hex(&text).with_context(|| format!("reading {}", path.display()))
@@ -15,10 +21,10 @@ pub fn load(path: &Path, create: bool) -> anyhow::Result<AcceptanceSigner> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {
             let signer = AcceptanceSigner::generate();
             write_private(path, &format!("{}\n", hex::encode(signer.seed())))
-                .with_context(|| format!("creating the acceptance key {}", path.display()))?;
+                .with_context(|| format!("creating the {what} {}", path.display()))?;
             Ok(signer)
         }
-        Err(e) => bail!("cannot read the acceptance key {}: {e}", path.display()),
+        Err(e) => bail!("cannot read the {what} {}: {e}", path.display()),
     }
 }
 

@@ -1,5 +1,5 @@
 //! Command-line interface: `vrs serve`, `vrs verify`, `vrs audit`, `vrs vdf …`, `vrs bench …`,
-//! `vrs keys …`, `vrs sample …` and `vrs stats`.
+//! `vrs keys …`, `vrs sample …`, `vrs stats` and `vrs witness`.
 
 mod acceptance_key;
 mod bench;
@@ -12,6 +12,7 @@ mod sp800_22;
 mod stats;
 mod stats_svg;
 pub(crate) mod vdf;
+mod witness;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -60,6 +61,9 @@ enum Command {
     /// 10^6-bit sequences and the SP's second-level analysis; exit 1 when the battery fails.
     #[command(name = "sp800-22")]
     Sp80022(sp800_22::Sp80022Args),
+    /// Witness an operator's log: cosign its checkpoints (C2SP tlog-witness) only while every
+    /// epoch is committed once, after its plan, within δ of this machine's clock.
+    Witness(witness::WitnessArgs),
 }
 
 /// Runs a parsed command; `Err` is a usage or I/O error (exit 2).
@@ -74,5 +78,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sample(cmd) => sample::run(cmd),
         Command::Stats(args) => stats::run(args),
         Command::Sp80022(args) => sp800_22::run(args),
+        Command::Witness(args) => witness::run(args),
     }
 }
