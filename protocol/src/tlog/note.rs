@@ -330,6 +330,7 @@ pub fn with_lines(note: &[u8], lines: &[u8]) -> Vec<u8> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -415,7 +416,7 @@ mod tests {
         let cosigned = with_lines(&note, &w.cosign(text, 1_700_000_000).unwrap());
         let lk = parse_vkey(&log.vkey()).unwrap();
         let wk = parse_vkey(&w.vkey()).unwrap();
-        let v = verify_checkpoint(&cosigned, &lk, &[wk.clone()]).unwrap();
+        let v = verify_checkpoint(&cosigned, &lk, std::slice::from_ref(&wk)).unwrap();
         assert_eq!((v.size, v.root), (3, Hash([9; 32])));
         assert_eq!(v.cosignatures, vec![("w1".to_owned(), 1_700_000_000)]);
         // Without the witness's key its line is ignored.

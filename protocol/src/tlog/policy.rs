@@ -215,6 +215,7 @@ impl Policy {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::super::note::{vkey, ALG_COSIGNATURE_V1, ALG_ED25519};
     use super::*;

@@ -266,6 +266,7 @@ pub fn apply(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::super::entry::{CommitmentEntry, PoolBatchEntry, VoidEntry};
     use super::*;

@@ -214,6 +214,7 @@ pub fn check(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::super::note::{Cosigner, LogSigner};
     use super::super::tree::LogTree;

@@ -40,6 +40,7 @@ mod tamper;
 mod timing;
 mod typescript_client;
 mod verify_cache;
+mod witness;
 mod x402;
 mod x402_facilitator;
 mod x402_recovery;
