@@ -17,6 +17,7 @@ pub mod rate_limit;
 mod reference;
 pub mod schema;
 mod system;
+mod tlog;
 
 pub use error::ApiError;
 
@@ -96,6 +97,8 @@ pub struct AppState {
     pub verify_cache: Arc<vrs_service::verify::VerifyCache>,
     /// Low-priority threads that serialize verifications (GET /api/v1/verify, /api/v1/games).
     pub read_workers: Arc<vrs_service::read_workers::ReadWorkers>,
+    /// The witnessed log (`--log-origin`), served at /log/; `None`: none kept.
+    pub log: Option<Arc<vrs_service::tlog::OperatorLog>>,
 }
 
 impl AppState {
@@ -130,6 +133,11 @@ pub fn app_with(state: Arc<AppState>, edge: &EdgeConfig) -> Router {
         openapi::notary_routes().split_for_parts().0
     };
     let (randomness, _) = openapi::randomness_routes().split_for_parts();
+    let randomness = if state.log.is_some() {
+        randomness.merge(tlog::routes())
+    } else {
+        randomness
+    };
     finish(randomness.merge(notary), state, edge)
 }
 

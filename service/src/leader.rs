@@ -7,7 +7,9 @@ use crate::anchor::Anchorer;
 use crate::epoch::EpochLoop;
 use crate::notary::sealer::Sealer;
 use crate::pool::Generator;
+use crate::tlog::{Declaration, OperatorLog};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -20,6 +22,17 @@ pub struct Duties {
     pub anchorer: Option<Anchorer>,
     /// Seals notary receipts into batches and recovers interrupted payments.
     pub sealer: Option<Sealer>,
+    /// Keeps the witnessed log in step with the store and its witnesses cosigning.
+    pub log: Option<LogDuty>,
+}
+
+/// The witnessed log's part of the leader's work (docs/PROTOCOL.md §21).
+#[derive(Debug, Clone)]
+pub struct LogDuty {
+    pub log: Arc<OperatorLog>,
+    pub declaration: Declaration,
+    /// How often the log is synced with the store.
+    pub every: Duration,
 }
 
 /// Runs `epochs` and `duties` whenever this process holds the store's lease, until `shutdown`
@@ -35,6 +48,7 @@ pub async fn lead(
         mut generator,
         anchorer,
         sealer,
+        log,
     } = duties;
     let status = epochs.status();
     loop {
@@ -76,6 +90,22 @@ pub async fn lead(
                         }
                     }
                     std::future::pending::<()>().await
+                };
+                // The log's sync and one pusher per witness, aborted when this term ends.
+                let _log_tasks: Vec<AbortOnDrop> = match &log {
+                    Some(d) => {
+                        let mut tasks = vec![AbortOnDrop(
+                            tokio::spawn(d.log.clone().run_sync(d.declaration.clone(), d.every))
+                                .abort_handle(),
+                        )];
+                        for w in d.log.witnesses() {
+                            tasks.push(AbortOnDrop(
+                                tokio::spawn(d.log.clone().run_pusher(w.clone())).abort_handle(),
+                            ));
+                        }
+                        tasks
+                    }
+                    None => Vec::new(),
                 };
                 tokio::select! {
                     _ = epochs.run_term(&mut shutdown) => return,

@@ -481,7 +481,16 @@ pub(crate) fn predecessor_of(rec: &EpochRecord, params: &PlanParams) -> StoreRes
 /// PostgreSQL). Each aggregate's trait says what its writes guarantee.
 #[async_trait]
 pub trait Store:
-    EpochStore + GameStore + PoolStore + AnchorStore + NotaryStore + LeaderStore + Send + Sync + 'static
+    EpochStore
+    + GameStore
+    + PoolStore
+    + AnchorStore
+    + NotaryStore
+    + LogStore
+    + LeaderStore
+    + Send
+    + Sync
+    + 'static
 {
     /// Which implementation this is ("sqlite", "postgres"), for logs and stats.
     fn kind(&self) -> &'static str;
@@ -737,6 +746,30 @@ pub trait NotaryStore: Send + Sync {
 }
 
 /// Leadership: which one process closes and resolves epochs on this store.
+/// The witnessed log (docs/PROTOCOL.md §21): its entries in order, and the checkpoints the
+/// operator signed, each with the cosignature lines it collected. Every write is durable on
+/// return.
+#[async_trait]
+pub trait LogStore: Send + Sync {
+    /// Appends `entries` at `first_index`, which must be the log's size: another size is a
+    /// `Conflict` (a second writer, or a stale view), and nothing is written.
+    async fn append_log_entries(&self, first_index: u64, entries: Vec<Vec<u8>>) -> StoreResult<()>;
+
+    /// Up to `limit` entries from index `from` on, in order.
+    async fn log_entries(&self, from: u64, limit: u64) -> StoreResult<Vec<Vec<u8>>>;
+
+    /// Records the signed checkpoint of the tree of `size` entries with the cosignature lines
+    /// collected so far (replacing what was recorded for that size).
+    async fn put_log_checkpoint(&self, size: u64, note: String, now_ms: i64) -> StoreResult<()>;
+
+    /// The recorded checkpoint of the largest size.
+    async fn latest_log_checkpoint(&self) -> StoreResult<Option<(u64, String)>>;
+
+    /// The recorded checkpoint of the smallest size above `index`: the first that includes
+    /// entry `index`.
+    async fn log_checkpoint_covering(&self, index: u64) -> StoreResult<Option<(u64, String)>>;
+}
+
 #[async_trait]
 pub trait LeaderStore: Send + Sync {
     /// Tries to become the one process that closes and resolves epochs on this store.

@@ -79,6 +79,7 @@ pub fn app_state(store: Arc<dyn Store>) -> AppState {
         behind_proxy: false,
         instant_budget: Default::default(),
         verify_cache: Default::default(),
+        log: None,
         read_workers: Arc::new(
             vrs_service::read_workers::ReadWorkers::start(1).expect("a read worker starts"),
         ),

@@ -219,6 +219,19 @@ pub struct ServeConfig {
     /// --client-ip-header), which a client controls.
     #[arg(long, env = "VRS_PUBLIC_URL", value_parser = parse_public_url)]
     pub public_url: Option<String>,
+    /// Keep the witnessed log (docs/PROTOCOL.md §21) under this origin, e.g.
+    /// vrs.example.com/log: every plan, commitment and pool batch as an entry, signed
+    /// checkpoints and C2SP tiles at /log/. Off when unset.
+    #[arg(long, env = "VRS_LOG_ORIGIN")]
+    pub log_origin: Option<String>,
+    /// The log's Ed25519 key (64 hex digits), created on first start (mode 0600); every replica
+    /// of one log needs the same file. Default: log.key in --data-dir.
+    #[arg(long, env = "VRS_LOG_KEY_FILE")]
+    pub log_key_file: Option<PathBuf>,
+    /// A witness to push each checkpoint to: its cosignature key (`vrs witness` prints it),
+    /// a space, its URL. Repeatable; needs --log-origin.
+    #[arg(long = "witness", value_name = "VKEY URL")]
+    pub witnesses: Vec<String>,
     /// Seconds a client gets to send a request's headers; also how long an idle keep-alive
     /// connection stays open.
     #[arg(long, env = "VRS_HEADER_TIMEOUT", default_value = "10", value_parser = parse_seconds)]

@@ -6,7 +6,6 @@
 //! it survives kill -9 and restarts without ever cosigning two trees of one size.
 //!
 //! ```text
-//! submission.rs  the add-checkpoint body
 //! state.rs       the durable state of each log
 //! witness.rs     the decision: tlog checks, entries, application rules, cosignature
 //! server.rs      the HTTP routes
@@ -14,7 +13,6 @@
 
 pub mod server;
 pub mod state;
-pub mod submission;
 pub mod witness;
 
 pub use witness::{Config, LogConfig, Witness, DEFAULT_DELTA_MS};

@@ -18,7 +18,7 @@ use vrs_protocol::tlog::tree::{
 use vrs_protocol::tlog::{Hash, LogEntry};
 
 use crate::state::{origin_hash, LogState, StateDir};
-use crate::submission;
+use vrs_protocol::tlog::submission;
 
 /// The default δ: how far an entry's stamped time may be from the witness's clock.
 pub const DEFAULT_DELTA_MS: u64 = 2_000;

@@ -10,6 +10,7 @@
 //! note.rs       checkpoints, vkeys, cosignature/v1
 //! policy.rs     a verifier's witness policy (C2SP tlog-policy) and its quorum
 //! rules.rs      what a vrs witness refuses, beyond the tlog rules
+//! submission.rs the body of a tlog-witness add-checkpoint request
 //! witnessed.rs  the `witnessed` step: an epoch's plan and commitment, cosigned in time
 //! ```
 
@@ -17,6 +18,7 @@ pub mod entry;
 pub mod note;
 pub mod policy;
 pub mod rules;
+pub mod submission;
 pub mod tree;
 pub mod witnessed;
 

@@ -169,6 +169,19 @@ impl LogTree {
     }
 }
 
+/// A hash in standard base64 (a proof line, an audit path member).
+pub fn parse_b64_hash(s: &str) -> Result<Hash, String> {
+    use base64::prelude::{Engine as _, BASE64_STANDARD};
+    let v = BASE64_STANDARD
+        .decode(s)
+        .ok()
+        .filter(|v| v.len() == 32)
+        .ok_or_else(|| format!("{s:?} is not a base64 SHA-256 hash"))?;
+    let mut h = [0u8; 32];
+    h.copy_from_slice(&v);
+    Ok(Hash(h))
+}
+
 /// Splits an entry bundle into its entries.
 pub fn split_bundle(bundle: &[u8]) -> Result<Vec<&[u8]>, String> {
     let mut out = Vec::new();

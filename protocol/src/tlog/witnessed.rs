@@ -14,12 +14,10 @@
 
 use std::collections::BTreeSet;
 
-use base64::prelude::{Engine as _, BASE64_STANDARD};
-
 use super::entry::{CommitmentEntry, LogEntry, PlanEntry};
 use super::note::{verify_checkpoint, VKey};
 use super::policy::Policy;
-use super::tree::{check_inclusion, leaf_hash, Hash};
+use super::tree::{check_inclusion, leaf_hash, parse_b64_hash};
 
 /// One log entry as a verifier receives it: its index, bytes (hex), the signed checkpoint
 /// (with the cosignatures the operator collected) that includes it, and the audit path
@@ -72,16 +70,7 @@ pub fn prove(logged: &LoggedEntry, policy: &Policy) -> Result<ProvenEntry, Strin
     let proof = logged
         .proof
         .iter()
-        .map(|h| {
-            let v = BASE64_STANDARD
-                .decode(h)
-                .ok()
-                .filter(|v| v.len() == 32)
-                .ok_or_else(|| format!("{h:?} is not a base64 hash"))?;
-            let mut a = [0u8; 32];
-            a.copy_from_slice(&v);
-            Ok(Hash(a))
-        })
+        .map(|h| parse_b64_hash(h))
         .collect::<Result<Vec<_>, String>>()?;
     check_inclusion(&proof, cp.size, cp.root, logged.index, leaf_hash(&bytes))?;
     let entry = LogEntry::decode(&bytes).map_err(|e| e.to_string())?;
@@ -219,6 +208,7 @@ mod tests {
     use super::super::note::{Cosigner, LogSigner};
     use super::super::tree::LogTree;
     use super::*;
+    use base64::prelude::{Engine as _, BASE64_STANDARD};
     use ed25519_dalek::SigningKey;
 
     const T0: u64 = 1_800_000_000_000;

@@ -28,6 +28,7 @@ mod anchor;
 mod epochs;
 mod games;
 mod leadership;
+mod log;
 mod notary;
 mod pool;
 
@@ -81,6 +82,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (
         9,
         include_str!("../../migrations/postgres/0009_game_results.sql"),
+    ),
+    (
+        10,
+        include_str!("../../migrations/postgres/0010_witnessed_log.sql"),
     ),
 ];
 

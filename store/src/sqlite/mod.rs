@@ -10,6 +10,7 @@ mod anchor;
 mod epochs;
 mod games;
 mod leadership;
+mod log;
 mod notary;
 mod pool;
 
@@ -56,6 +57,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (
         9,
         include_str!("../../migrations/sqlite/0009_acceptance.sql"),
+    ),
+    (
+        10,
+        include_str!("../../migrations/sqlite/0010_witnessed_log.sql"),
     ),
 ];
 

@@ -17,12 +17,14 @@ use vrs_observe::clock::now_ms;
 use vrs_protocol::acceptance::AcceptanceSigner;
 use vrs_protocol::epoch_group::Group;
 use vrs_protocol::schedule::{schedule, Ask};
+use vrs_protocol::tlog::note::{parse_vkey, LogSigner};
 use vrs_service::anchor::{load_key, AnchorStatus, AnchorView, Anchorer};
 use vrs_service::epoch::{EpochConfig, EpochLoop, LoopStatus};
 use vrs_service::leader;
 use vrs_service::notary::sealer::Sealer;
 use vrs_service::notary::Notary;
 use vrs_service::pool::{Generator, PoolStatus};
+use vrs_service::tlog::{Declaration, OperatorLog, WitnessTarget};
 use vrs_store::postgres::PgStore;
 use vrs_store::sqlite::SqliteStore;
 use vrs_store::Store;
@@ -237,6 +239,21 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             None
         }
     };
+    let operator_log = witnessed_log(
+        &config,
+        &store,
+        Declaration {
+            group: group.id(),
+            acceptance_key: acceptance.public_key(),
+            anchor_chain_id: if chain.is_some() {
+                anchor_config.chain_id
+            } else {
+                0
+            },
+            anchor_address: chain.as_ref().map_or([0; 20], |c| c.address().into_array()),
+        },
+    )
+    .await?;
     let notary = Arc::new(Notary {
         batch_every: Duration::from_millis(config.notary_batch_ms),
         x402,
@@ -253,6 +270,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         generator,
         anchorer: Some(anchorer),
         sealer: Some(sealer),
+        log: operator_log.clone(),
     };
     let loop_task = tokio::spawn(leader::lead(epoch_loop, stop_rx, poll, duties));
     let notary_listener = match config.notary_addr.as_deref().map(str::trim) {
@@ -282,6 +300,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     };
 
     let state = Arc::new(AppState {
+        log: operator_log.as_ref().map(|d| Arc::clone(&d.log)),
         store,
         engine,
         modulus: group.id(),
@@ -362,6 +381,56 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
 /// PostgreSQL when a database URL is given, else the embedded store in the data dir.
 /// The key acceptances are signed with: VRS_SIGNING_KEY, else --signing-key-file, else
 /// `<data-dir>/acceptance.key` (created on first start). Never logged.
+/// The witnessed log of `--log-origin`, with its key and its witnesses; None when unset.
+async fn witnessed_log(
+    config: &ServeConfig,
+    store: &Arc<dyn Store>,
+    declaration: Declaration,
+) -> anyhow::Result<Option<leader::LogDuty>> {
+    let Some(origin) = config.log_origin.as_deref().map(str::trim) else {
+        if !config.witnesses.is_empty() {
+            bail!("--witness needs --log-origin: there is no log to witness");
+        }
+        return Ok(None);
+    };
+    let key_file = match &config.log_key_file {
+        Some(p) => p.clone(),
+        None => {
+            std::fs::create_dir_all(&config.data_dir)
+                .with_context(|| format!("creating the data dir {}", config.data_dir.display()))?;
+            config.data_dir.join("log.key")
+        }
+    };
+    let seed = super::acceptance_key::load_named(&key_file, true, "log key")?.seed();
+    let signer = LogSigner::new(origin, ed25519_dalek::SigningKey::from_bytes(&seed))
+        .map_err(anyhow::Error::msg)
+        .context("--log-origin")?;
+    let mut witnesses = Vec::new();
+    for spec in &config.witnesses {
+        let mut words = spec.split_whitespace();
+        let (Some(vkey), Some(url), None) = (words.next(), words.next(), words.next()) else {
+            bail!("--witness {spec:?}: a cosignature key, a space, then the witness's URL");
+        };
+        let key = parse_vkey(vkey)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("--witness {spec:?}"))?;
+        if key.alg != vrs_protocol::tlog::note::ALG_COSIGNATURE_V1 {
+            bail!("--witness {spec:?}: a witness's key is a cosignature/v1 key (type 0x04)");
+        }
+        witnesses.push(WitnessTarget {
+            key,
+            url: url.to_owned(),
+        });
+    }
+    let log = OperatorLog::open(Arc::clone(store), signer, witnesses).await?;
+    println!("vrs log {} key {}", log.origin(), log.vkey());
+    Ok(Some(leader::LogDuty {
+        log,
+        declaration,
+        every: Duration::from_millis(100),
+    }))
+}
+
 fn acceptance_signer(config: &ServeConfig) -> anyhow::Result<AcceptanceSigner> {
     if let Ok(text) = std::env::var("VRS_SIGNING_KEY") {
         return AcceptanceSigner::from_hex(&text).context("VRS_SIGNING_KEY");

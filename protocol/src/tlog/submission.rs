@@ -7,8 +7,8 @@
 //! <signed checkpoint note>
 //! ```
 
+use super::tree::{parse_b64_hash, Hash};
 use base64::prelude::{Engine as _, BASE64_STANDARD};
-use vrs_protocol::tlog::Hash;
 
 /// Most proof lines a client may send.
 pub const MAX_PROOF_LINES: usize = 63;
@@ -40,17 +40,7 @@ pub fn parse(body: &[u8]) -> Result<Submission, String> {
         .ok()
         .filter(|_| canonical)
         .ok_or_else(|| format!("{old:?} is not a size in decimal"))?;
-    let mut proof = Vec::new();
-    for line in lines {
-        let v = BASE64_STANDARD
-            .decode(line)
-            .ok()
-            .filter(|v| v.len() == 32)
-            .ok_or_else(|| format!("{line:?} is not a base64 SHA-256 hash"))?;
-        let mut h = [0u8; 32];
-        h.copy_from_slice(&v);
-        proof.push(Hash(h));
-    }
+    let proof = lines.map(parse_b64_hash).collect::<Result<Vec<_>, _>>()?;
     if proof.len() > MAX_PROOF_LINES {
         return Err(format!(
             "{} proof lines (at most {MAX_PROOF_LINES})",
@@ -64,7 +54,7 @@ pub fn parse(body: &[u8]) -> Result<Submission, String> {
     })
 }
 
-/// The body a client sends (what the service's pusher writes).
+/// The body a client sends (what the service's publisher writes).
 pub fn encode(old_size: u64, proof: &[Hash], checkpoint: &[u8]) -> Vec<u8> {
     let mut out = format!("old {old_size}\n").into_bytes();
     for h in proof {

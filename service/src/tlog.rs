@@ -1,0 +1,398 @@
+//! The operator's witnessed log (docs/PROTOCOL.md §21): the entries this service commits to,
+//! kept in the store and in a [`LogTree`] in memory, signed as checkpoints and pushed to the
+//! configured witnesses (C2SP tlog-witness), whose cosignatures are stored with each
+//! checkpoint.
+//!
+//! The log follows the store: [`OperatorLog::sync`] appends, in order, every plan, commitment
+//! and pool batch the store holds and the log lacks, so a crash between a close and its entries
+//! only delays them. The leader syncs after each close and each pool batch; a follower's
+//! tree catches up from the store when it is read ([`OperatorLog::refresh`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::sync::{watch, Mutex, RwLock};
+use vrs_observe::clock::now_ms;
+use vrs_protocol::tlog::entry::{
+    CommitmentEntry, LogEntry, OperatorEntry, PlanEntry, PoolBatchEntry,
+};
+use vrs_protocol::tlog::note::{LogSigner, VKey};
+use vrs_protocol::tlog::LogTree;
+use vrs_store::{Store, StoreError};
+
+/// Entries read from the store in one query.
+const PAGE: u64 = 4096;
+
+/// A witness the log pushes to: its cosignature key and its submission prefix.
+#[derive(Clone, Debug)]
+pub struct WitnessTarget {
+    pub key: VKey,
+    pub url: String,
+}
+
+/// The operator's declaration, written as the log's first entry.
+#[derive(Clone, Debug)]
+pub struct Declaration {
+    pub group: String,
+    pub acceptance_key: [u8; 32],
+    pub anchor_chain_id: u64,
+    pub anchor_address: [u8; 20],
+}
+
+/// What the log has seen of the chains, to know what to append next.
+#[derive(Clone, Copy, Debug, Default)]
+struct Tail {
+    last_plan: u64,
+    last_commitment: u64,
+    last_batch: u64,
+}
+
+impl Tail {
+    fn see(&mut self, e: &LogEntry) {
+        match e {
+            LogEntry::Plan(p) => self.last_plan = p.epoch,
+            LogEntry::Commitment(c) => self.last_commitment = c.epoch,
+            LogEntry::PoolBatch(b) => self.last_batch = b.batch,
+            LogEntry::Operator(_) | LogEntry::Void(_) => {}
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Inner {
+    tree: LogTree,
+    tail: Tail,
+}
+
+/// The log.
+#[derive(Debug)]
+pub struct OperatorLog {
+    store: Arc<dyn Store>,
+    signer: LogSigner,
+    witnesses: Vec<WitnessTarget>,
+    inner: RwLock<Inner>,
+    /// Serialises appends: one sync at a time.
+    appending: Mutex<()>,
+    /// The tree's size, for the witnesses' pushers.
+    size_tx: watch::Sender<u64>,
+    /// The signed note of the latest size pushed.
+    signed: Mutex<Option<(u64, Vec<u8>)>>,
+    /// Recent checkpoints with the cosignature lines collected so far.
+    collected: Mutex<BTreeMap<u64, String>>,
+    http: reqwest::Client,
+}
+
+impl OperatorLog {
+    /// Opens the log over the store's entries.
+    pub async fn open(
+        store: Arc<dyn Store>,
+        signer: LogSigner,
+        witnesses: Vec<WitnessTarget>,
+    ) -> anyhow::Result<Arc<Self>> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .context("the witness client")?;
+        let log = Arc::new(Self {
+            store,
+            signer,
+            witnesses,
+            inner: RwLock::new(Inner {
+                tree: LogTree::new(),
+                tail: Tail::default(),
+            }),
+            appending: Mutex::new(()),
+            size_tx: watch::Sender::new(0),
+            signed: Mutex::new(None),
+            collected: Mutex::new(BTreeMap::new()),
+            http,
+        });
+        log.refresh().await?;
+        Ok(log)
+    }
+
+    pub fn origin(&self) -> &str {
+        self.signer.origin()
+    }
+
+    /// The log's verifier key (what witnesses and verifiers are configured with).
+    pub fn vkey(&self) -> String {
+        self.signer.vkey()
+    }
+
+    pub async fn size(&self) -> u64 {
+        self.inner.read().await.tree.size()
+    }
+
+    /// Runs while this process leads: syncs the log with the store every `every`, so a close's
+    /// commitment and the next plan reach the witnesses well within their δ.
+    pub async fn run_sync(self: Arc<Self>, declaration: Declaration, every: Duration) {
+        loop {
+            if let Err(e) = self.sync(&declaration).await {
+                tracing::warn!(error = %format!("{e:#}"), "syncing the witnessed log failed");
+            }
+            tokio::time::sleep(every).await;
+        }
+    }
+
+    /// Reads the entries the store holds beyond the tree (written by another leader).
+    pub async fn refresh(&self) -> anyhow::Result<()> {
+        loop {
+            let size = self.inner.read().await.tree.size();
+            let more = self.store.log_entries(size, PAGE).await?;
+            if more.is_empty() {
+                return Ok(());
+            }
+            let mut inner = self.inner.write().await;
+            if inner.tree.size() != size {
+                continue;
+            }
+            for bytes in more {
+                let entry = LogEntry::decode(&bytes)
+                    .with_context(|| format!("log entry {} in the store", inner.tree.size()))?;
+                inner.tail.see(&entry);
+                inner.tree.append(bytes)?;
+            }
+            self.size_tx.send_replace(inner.tree.size());
+        }
+    }
+
+    async fn append(&self, entries: Vec<LogEntry>) -> anyhow::Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let size = self.inner.read().await.tree.size();
+        let bytes: Vec<Vec<u8>> = entries.iter().map(LogEntry::encode).collect();
+        match self.store.append_log_entries(size, bytes.clone()).await {
+            Ok(()) => {}
+            Err(StoreError::Conflict(why)) => {
+                // Another writer got there first: take what it wrote, and sync again later.
+                self.refresh().await?;
+                anyhow::bail!("log append at {size}: {why}");
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let mut inner = self.inner.write().await;
+        for (e, b) in entries.iter().zip(bytes) {
+            inner.tail.see(e);
+            inner.tree.append(b)?;
+        }
+        self.size_tx.send_replace(inner.tree.size());
+        Ok(())
+    }
+
+    /// Appends what the store holds and the log lacks: the declaration (first), each epoch's
+    /// plan and, once closed, its commitment, in epoch order; each committed pool batch.
+    pub async fn sync(&self, declaration: &Declaration) -> anyhow::Result<()> {
+        let _one = self.appending.lock().await;
+        self.refresh().await?;
+        let (size, tail) = {
+            let i = self.inner.read().await;
+            (i.tree.size(), i.tail)
+        };
+        let mut out = Vec::new();
+        if size == 0 {
+            out.push(LogEntry::Operator(OperatorEntry {
+                stamped_ms: now_ms().max(0) as u64,
+                group: declaration.group.clone(),
+                acceptance_key: declaration.acceptance_key,
+                anchor_chain_id: declaration.anchor_chain_id,
+                anchor_address: declaration.anchor_address,
+            }));
+        }
+        let mut e = tail.last_commitment + 1;
+        let mut planned = tail.last_plan;
+        while let Some(rec) = self.store.epoch(e).await? {
+            let Some(plan) = rec.plan else {
+                // Version 1 commits to no plan: nothing to log.
+                e += 1;
+                planned = planned.max(e - 1);
+                continue;
+            };
+            if planned < e {
+                out.push(LogEntry::Plan(PlanEntry {
+                    epoch: e,
+                    previous: plan.previous,
+                    iterations: plan.iterations,
+                    margin_centi: plan.margin_centi,
+                    squarings_per_second: plan.squarings_per_second,
+                    opened_ms: rec.opened_at_ms.max(0) as u64,
+                    deadline_ms: plan.deadline_ms.max(0) as u64,
+                }));
+                planned = e;
+            }
+            let (Some(closed), Some(nonce)) = (rec.closed_at_ms, rec.nonce) else {
+                break;
+            };
+            let leaves = self.store.epoch_leaves(e).await?;
+            let hashes: Vec<[u8; 32]> = leaves
+                .iter()
+                .map(|l| vrs_engine::merkle::leaf_hash(l))
+                .collect();
+            out.push(LogEntry::Commitment(CommitmentEntry {
+                epoch: e,
+                previous: plan.previous,
+                bets_root: vrs_engine::merkle::root(&hashes),
+                bet_count: leaves.len() as u64,
+                nonce,
+                iterations: plan.iterations,
+                margin_centi: plan.margin_centi,
+                squarings_per_second: plan.squarings_per_second,
+                opened_ms: rec.opened_at_ms.max(0) as u64,
+                closed_ms: closed.max(0) as u64,
+            }));
+            e += 1;
+        }
+        let mut b = tail.last_batch + 1;
+        while let Some(batch) = self.store.pool_batch(b).await? {
+            out.push(LogEntry::PoolBatch(PoolBatchEntry {
+                batch: batch.number,
+                first_index: batch.first_index,
+                size: batch.size,
+                prev_root: batch.prev_root,
+                anchor_epoch: batch.anchor_epoch,
+                seed: batch.seed,
+                root: batch.root,
+                committed_ms: batch.committed_at_ms.max(0) as u64,
+            }));
+            b += 1;
+        }
+        self.append(out).await
+    }
+
+    /// A tile or entry bundle (C2SP tlog-tiles path under the log's prefix).
+    pub async fn serve_path(&self, path: &str) -> anyhow::Result<Option<Vec<u8>>> {
+        if let Some(bytes) = self.inner.read().await.tree.serve_path(path) {
+            return Ok(Some(bytes));
+        }
+        self.refresh().await?;
+        Ok(self.inner.read().await.tree.serve_path(path))
+    }
+
+    /// The latest checkpoint with the cosignatures collected for it; the tree's own signed
+    /// checkpoint where none was stored yet.
+    pub async fn checkpoint(&self) -> anyhow::Result<String> {
+        if let Some((_, note)) = self.store.latest_log_checkpoint().await? {
+            return Ok(note);
+        }
+        let i = self.inner.read().await;
+        let note = self
+            .signer
+            .sign(i.tree.size(), i.tree.root())
+            .map_err(anyhow::Error::msg)?;
+        Ok(String::from_utf8_lossy(&note).into_owned())
+    }
+
+    /// The signed note of the current tree (signed once per size).
+    async fn note_for(&self, size: u64) -> anyhow::Result<Option<Vec<u8>>> {
+        let mut cache = self.signed.lock().await;
+        if let Some((s, n)) = cache.as_ref() {
+            if *s == size {
+                return Ok(Some(n.clone()));
+            }
+        }
+        let i = self.inner.read().await;
+        if i.tree.size() != size {
+            return Ok(None);
+        }
+        let note = self
+            .signer
+            .sign(size, i.tree.root())
+            .map_err(anyhow::Error::msg)?;
+        *cache = Some((size, note.clone()));
+        Ok(Some(note))
+    }
+
+    /// Keeps one witness up to date: whenever the log grows, pushes the newest checkpoint
+    /// (from the witness's size, which a 409 tells), and stores each cosignature it returns
+    /// with the checkpoint. A witness that fails is retried every second; a slow one delays
+    /// only itself.
+    pub async fn run_pusher(self: Arc<Self>, witness: WitnessTarget) {
+        let mut sizes = self.size_tx.subscribe();
+        let mut theirs: u64 = 0;
+        let mut cosigned: u64 = 0;
+        loop {
+            let size = *sizes.borrow_and_update();
+            if size > cosigned {
+                match self.push_once(&witness, &mut theirs, size).await {
+                    Ok(true) => cosigned = size,
+                    Ok(false) => {}
+                    Err(e) => {
+                        tracing::warn!(witness = %witness.url, error = %format!("{e:#}"), "the witness did not cosign");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        continue;
+                    }
+                }
+            }
+            if sizes.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// One push of the checkpoint of `size`; false when the tree moved on meanwhile.
+    async fn push_once(
+        &self,
+        w: &WitnessTarget,
+        theirs: &mut u64,
+        size: u64,
+    ) -> anyhow::Result<bool> {
+        let url = format!("{}/add-checkpoint", w.url.trim_end_matches('/'));
+        for _ in 0..2 {
+            let Some(note) = self.note_for(size).await? else {
+                return Ok(false);
+            };
+            let old = (*theirs).min(size);
+            let proof = {
+                let i = self.inner.read().await;
+                i.tree
+                    .consistency_proof(old, size)
+                    .map_err(anyhow::Error::msg)?
+            };
+            let body = vrs_protocol::tlog::submission::encode(old, &proof, &note);
+            let resp = self.http.post(&url).body(body).send().await?;
+            let status = resp.status().as_u16();
+            let text = resp.text().await.unwrap_or_default();
+            match status {
+                200 => {
+                    *theirs = size;
+                    self.record(size, &note, &text).await?;
+                    return Ok(true);
+                }
+                409 => {
+                    let size_there: u64 = text.trim().parse().context("a 409 without a size")?;
+                    anyhow::ensure!(
+                        size_there <= size,
+                        "the witness stands at {size_there}, beyond this log's {size}"
+                    );
+                    *theirs = size_there;
+                }
+                _ => anyhow::bail!("{status}: {}", text.trim()),
+            }
+        }
+        anyhow::bail!("the witness kept answering 409")
+    }
+
+    /// Adds a cosignature line to the stored checkpoint of `size`.
+    async fn record(&self, size: u64, note: &[u8], line: &str) -> anyhow::Result<()> {
+        let mut collected = self.collected.lock().await;
+        let entry = collected
+            .entry(size)
+            .or_insert_with(|| String::from_utf8_lossy(note).into_owned());
+        entry.push_str(line);
+        let full = entry.clone();
+        while collected.len() > 16 {
+            collected.pop_first();
+        }
+        drop(collected);
+        self.store.put_log_checkpoint(size, full, now_ms()).await?;
+        Ok(())
+    }
+
+    /// Whether any witness is configured.
+    pub fn witnesses(&self) -> &[WitnessTarget] {
+        &self.witnesses
+    }
+}

@@ -1,0 +1,13 @@
+-- vrs PostgreSQL store, schema version 10 (docs/PROTOCOL.md §21): the witnessed log's entries
+-- in order (index from 0, the bytes of §21 "Entries"), and each checkpoint the operator signed
+-- with the cosignature lines its witnesses returned. Entries are only ever appended.
+CREATE TABLE log_entries (
+    idx   BIGINT PRIMARY KEY,
+    entry BYTEA  NOT NULL
+);
+
+CREATE TABLE log_checkpoints (
+    size       BIGINT PRIMARY KEY,
+    note       TEXT   NOT NULL,
+    updated_ms BIGINT NOT NULL
+);
