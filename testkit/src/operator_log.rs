@@ -119,7 +119,7 @@ impl TestLog {
             let t = self.tree.lock().expect("tree");
             t.consistency_proof(old, t.size()).unwrap_or_default()
         };
-        vrs_witness::submission::encode(old, &proof, &self.checkpoint())
+        vrs_protocol::tlog::submission::encode(old, &proof, &self.checkpoint())
     }
 
     /// Posts the checkpoint to a witness (`http://…`); its status and body.

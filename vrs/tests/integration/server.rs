@@ -92,8 +92,11 @@ impl Server {
         if !extra.contains(&"--rate-limit") {
             cmd.args(["--rate-limit", "0"]);
         }
+        // A test that needs its port before the server starts gives its own --addr.
+        if !extra.contains(&"--addr") {
+            cmd.args(["--addr", "127.0.0.1:0"]);
+        }
         let mut child = cmd
-            .args(["--addr", "127.0.0.1:0"])
             .args(extra)
             .env("RUST_LOG", rust_log)
             .stdout(Stdio::piped())

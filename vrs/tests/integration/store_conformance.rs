@@ -723,6 +723,58 @@ async fn postgres_acceptances_and_bound_pool_games() {
     acceptances_and_bound_pool_games(&pg(&schema).await).await;
 }
 
+/// The witnessed log (PROTOCOL §21): entries append at the log's size only, read back in
+/// order from any index, and checkpoints are found by size and by the entry they cover.
+async fn the_witnessed_log_appends_in_order(s: &dyn Store) {
+    s.append_log_entries(0, vec![b"a".to_vec(), b"b".to_vec()])
+        .await
+        .unwrap();
+    // A writer with a stale view (or a second one) writes nothing.
+    let e = s
+        .append_log_entries(1, vec![b"x".to_vec()])
+        .await
+        .unwrap_err();
+    assert!(matches!(e, StoreError::Conflict(_)), "{e:?}");
+    s.append_log_entries(2, vec![b"c".to_vec()]).await.unwrap();
+    assert_eq!(
+        s.log_entries(0, 10).await.unwrap(),
+        [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]
+    );
+    assert_eq!(s.log_entries(1, 1).await.unwrap(), [b"b".to_vec()]);
+    assert!(s.log_entries(3, 10).await.unwrap().is_empty());
+    assert_eq!(s.latest_log_checkpoint().await.unwrap(), None);
+    s.put_log_checkpoint(2, "two".into(), 1).await.unwrap();
+    s.put_log_checkpoint(3, "three".into(), 2).await.unwrap();
+    s.put_log_checkpoint(2, "two, cosigned".into(), 3)
+        .await
+        .unwrap();
+    assert_eq!(
+        s.latest_log_checkpoint().await.unwrap(),
+        Some((3, "three".to_owned()))
+    );
+    assert_eq!(
+        s.log_checkpoint_covering(0).await.unwrap(),
+        Some((2, "two, cosigned".to_owned()))
+    );
+    assert_eq!(
+        s.log_checkpoint_covering(2).await.unwrap(),
+        Some((3, "three".to_owned()))
+    );
+    assert_eq!(s.log_checkpoint_covering(3).await.unwrap(), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_the_witnessed_log_appends_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    the_witnessed_log_appends_in_order(&SqliteStore::open(dir.path()).unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_the_witnessed_log_appends_in_order() {
+    let schema = TestSchema::create("tlog");
+    the_witnessed_log_appends_in_order(&pg(&schema).await).await;
+}
+
 /// Serves one instant bet, which must find an entry.
 async fn serve_one(s: &dyn Store, tag: u32) {
     s.serve_instant(instant(tag))

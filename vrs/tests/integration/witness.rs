@@ -19,14 +19,14 @@ const ORIGIN: &str = "vrs.test/log";
 const SEED: [u8; 32] = [42; 32];
 
 /// A running `vrs witness`; killed when dropped.
-struct WitnessProc {
+pub struct WitnessProc {
     child: Child,
-    url: String,
-    vkey: String,
+    pub url: String,
+    pub vkey: String,
 }
 
 impl WitnessProc {
-    fn start(state: &Path, name: &str, logs: &[String], delta_ms: u64) -> Self {
+    pub fn start(state: &Path, name: &str, logs: &[String], delta_ms: u64) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_vrs"));
         cmd.args(["witness", "--name", name, "--addr", "127.0.0.1:0"])
             .arg("--state-dir")
