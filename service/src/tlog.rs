@@ -247,16 +247,7 @@ impl OperatorLog {
         }
         let mut b = tail.last_batch + 1;
         while let Some(batch) = self.store.pool_batch(b).await? {
-            out.push(LogEntry::PoolBatch(PoolBatchEntry {
-                batch: batch.number,
-                first_index: batch.first_index,
-                size: batch.size,
-                prev_root: batch.prev_root,
-                anchor_epoch: batch.anchor_epoch,
-                seed: batch.seed,
-                root: batch.root,
-                committed_ms: batch.committed_at_ms.max(0) as u64,
-            }));
+            out.push(LogEntry::PoolBatch(PoolBatchEntry::from(&batch)));
             b += 1;
         }
         self.append(out).await

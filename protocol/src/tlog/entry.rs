@@ -81,6 +81,21 @@ pub struct PoolBatchEntry {
     pub committed_ms: u64,
 }
 
+impl From<&crate::record::PoolBatch> for PoolBatchEntry {
+    fn from(b: &crate::record::PoolBatch) -> Self {
+        Self {
+            batch: b.number,
+            first_index: b.first_index,
+            size: b.size,
+            prev_root: b.prev_root,
+            anchor_epoch: b.anchor_epoch,
+            seed: b.seed,
+            root: b.root,
+            committed_ms: b.committed_at_ms.max(0) as u64,
+        }
+    }
+}
+
 /// One entry of the log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LogEntry {

@@ -65,6 +65,27 @@ impl WitnessProc {
     }
 }
 
+/// `n` witnesses `w.test/0`, `w.test/1`, … of `log` (a `--log` argument), each with a state
+/// directory of its own (kept with it).
+pub fn start_witnesses(
+    n: usize,
+    log: &str,
+    delta_ms: u64,
+) -> Vec<(WitnessProc, tempfile::TempDir)> {
+    (0..n)
+        .map(|i| {
+            let dir = tempfile::tempdir().unwrap();
+            let w = WitnessProc::start(
+                dir.path(),
+                &format!("w.test/{i}"),
+                &[log.to_owned()],
+                delta_ms,
+            );
+            (w, dir)
+        })
+        .collect()
+}
+
 impl Drop for WitnessProc {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -294,20 +315,10 @@ fn logged(tree: &LogTree, index: u64, checkpoint: &str) -> LoggedEntry {
 
 #[test]
 fn three_witnesses_time_an_epoch_and_a_withheld_commitment_fails_the_witnessed_step() {
-    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
     let log = TestLog::start(ORIGIN, SEED, LogTree::new());
-    let ws: Vec<WitnessProc> = dirs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            WitnessProc::start(
-                d.path(),
-                &format!("w.test/{i}"),
-                &[log.witness_arg()],
-                2_000,
-            )
-        })
-        .collect();
+    let (ws, _dirs): (Vec<WitnessProc>, Vec<_>) = start_witnesses(3, &log.witness_arg(), 2_000)
+        .into_iter()
+        .unzip();
     let mut policy = format!("log {}\n", log.vkey());
     for (i, w) in ws.iter().enumerate() {
         policy += &format!("witness W{i} {}\n", w.vkey);

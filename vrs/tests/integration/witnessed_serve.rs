@@ -9,7 +9,7 @@ use vrs_protocol::tlog::note::{parse_vkey, verify_checkpoint, LogSigner};
 use vrs_protocol::tlog::tree::{bundle_path, bundles_for, split_bundle};
 
 use crate::server::Server;
-use crate::witness::WitnessProc;
+use crate::witness::{start_witnesses, WitnessProc};
 
 const SEED: [u8; 32] = [21; 32];
 
@@ -35,19 +35,10 @@ fn a_served_log_is_cosigned_by_three_witnesses_and_commits_what_the_api_shows() 
         .vkey();
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}");
-    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
-    let ws: Vec<WitnessProc> = dirs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            WitnessProc::start(
-                d.path(),
-                &format!("w.test/{i}"),
-                &[format!("{log_vkey} {url}/log/")],
-                5_000,
-            )
-        })
-        .collect();
+    let (ws, _dirs): (Vec<WitnessProc>, Vec<_>) =
+        start_witnesses(3, &format!("{log_vkey} {url}/log/"), 5_000)
+            .into_iter()
+            .unzip();
     let addr = format!("127.0.0.1:{port}");
     let mut flags: Vec<String> = [
         "--modulus",
