@@ -61,6 +61,22 @@ pub fn parse_margin(s: &str) -> Result<u32, String> {
     Ok(m)
 }
 
+/// A rate flag (`--min-rate`, `--max-rate`): a whole number of squarings per second, at least 1, written out or with an
+/// exponent (`2e6`).
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    let refuse =
+        || format!("{s:?} is not a rate: give squarings per second, such as 2000000 or 2e6");
+    if let Ok(r) = s.parse::<u64>() {
+        return if r >= 1 { Ok(r) } else { Err(refuse()) };
+    }
+    let x: f64 = s.parse().map_err(|_| refuse())?;
+    if x.is_finite() && x >= 1.0 && x.fract() == 0.0 && x <= 1e18 {
+        Ok(x as u64)
+    } else {
+        Err(refuse())
+    }
+}
+
 /// VDFs run side by side for `margin_centi`: one up to 1.8, else ⌈1.1·A⌉ (a lane must finish
 /// its T squarings, about A windows, within `lanes` windows, with a tenth to spare).
 pub fn lanes(margin_centi: u32) -> u64 {

@@ -289,6 +289,10 @@ pub struct EpochProof {
     #[serde(skip_serializing_if = "absent")]
     #[schema(value_type = Option<AcceptanceDoc>)]
     pub acceptance: Option<Option<AcceptanceDoc>>,
+    /// The epoch's plan and commitment in the operator's witnessed log, with the cosigned
+    /// checkpoints that prove them (docs/PROTOCOL.md §21); absent when the service keeps no log.
+    #[serde(skip_serializing_if = "absent")]
+    pub log: Option<crate::tlog::witnessed::LogEvidence>,
     #[serde(flatten, skip_serializing_if = "absent")]
     pub anchoring: Option<Anchoring>,
 }

@@ -254,8 +254,9 @@ pub struct VerifiedCheckpoint {
     pub root: Hash,
     /// The checkpoint's text (what was signed).
     pub text: Vec<u8>,
-    /// (witness name, cosigned Unix second) of each known witness whose cosignature verified.
-    pub cosignatures: Vec<(String, u64)>,
+    /// ((witness key name, key ID), cosigned Unix second) of each known witness whose
+    /// cosignature verified: names alone may repeat across keys.
+    pub cosignatures: Vec<((String, u32), u64)>,
 }
 
 /// Verifies a signed checkpoint against the log's key and any witness keys: the log's
@@ -299,7 +300,7 @@ pub fn verify_checkpoint(
         .filter(|s| !(s.name() == log.name && s.id() == log.id))
         .filter_map(|s| {
             let t = s.signature().first_chunk::<8>()?;
-            Some((s.name().to_owned(), u64::from_be_bytes(*t)))
+            Some(((s.name().to_owned(), s.id()), u64::from_be_bytes(*t)))
         })
         .collect();
     Ok(VerifiedCheckpoint {
@@ -418,7 +419,10 @@ mod tests {
         let wk = parse_vkey(&w.vkey()).unwrap();
         let v = verify_checkpoint(&cosigned, &lk, std::slice::from_ref(&wk)).unwrap();
         assert_eq!((v.size, v.root), (3, Hash([9; 32])));
-        assert_eq!(v.cosignatures, vec![("w1".to_owned(), 1_700_000_000)]);
+        assert_eq!(
+            v.cosignatures,
+            vec![(("w1".to_owned(), wk.id), 1_700_000_000)]
+        );
         // Without the witness's key its line is ignored.
         assert!(verify_checkpoint(&cosigned, &lk, &[])
             .unwrap()

@@ -30,6 +30,124 @@ pub struct LoggedEntry {
     pub proof: Vec<String>,
 }
 
+/// An epoch's entries as a verification serves them (`log` of the proof and of the epoch
+/// record): each with every checkpoint the operator holds cosigned for it, earliest first.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub struct LogEvidence {
+    pub origin: String,
+    pub plan: Vec<LoggedEntry>,
+    pub commitment: Vec<LoggedEntry>,
+}
+
+/// The epoch record a verifier was shown (the proof's or the epoch endpoint's), in the terms
+/// of a commitment entry, to compare with the one proven in the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShownEpoch {
+    pub commitment: CommitmentEntry,
+    pub deadline_ms: u64,
+}
+
+impl Witnessed {
+    /// The record judged is the one proven in the log: every field shown must equal it.
+    pub fn matches(&self, shown: &ShownEpoch) -> Result<(), String> {
+        let (p, c) = (&self.plan, &self.commitment);
+        let (shown, deadline_ms) = (&shown.commitment, shown.deadline_ms);
+        let fields: [(&str, String, String); 11] = [
+            ("epoch", c.epoch.to_string(), shown.epoch.to_string()),
+            (
+                "previous_epoch",
+                c.previous.to_string(),
+                shown.previous.to_string(),
+            ),
+            (
+                "bets_root",
+                hex::encode(c.bets_root),
+                hex::encode(shown.bets_root),
+            ),
+            (
+                "bet_count",
+                c.bet_count.to_string(),
+                shown.bet_count.to_string(),
+            ),
+            ("nonce", hex::encode(c.nonce), hex::encode(shown.nonce)),
+            (
+                "iterations",
+                c.iterations.to_string(),
+                shown.iterations.to_string(),
+            ),
+            (
+                "security_margin (hundredths)",
+                c.margin_centi.to_string(),
+                shown.margin_centi.to_string(),
+            ),
+            (
+                "squarings_per_second",
+                c.squarings_per_second.to_string(),
+                shown.squarings_per_second.to_string(),
+            ),
+            (
+                "opened_at_ms",
+                c.opened_ms.to_string(),
+                shown.opened_ms.to_string(),
+            ),
+            (
+                "closed_at_ms",
+                c.closed_ms.to_string(),
+                shown.closed_ms.to_string(),
+            ),
+            (
+                "deadline_ms",
+                p.deadline_ms.to_string(),
+                deadline_ms.to_string(),
+            ),
+        ];
+        for (name, logged, served) in fields {
+            if logged != served {
+                return Err(format!(
+                    "the epoch record shown is not the one logged: {name} is {served}, the \
+                     log's commitment says {logged}"
+                ));
+            }
+        }
+        // Rule 3 of the witnesses holds the plan and the commitment equal; a verifier that
+        // trusts no witness with it checks again.
+        let plan_says = (
+            p.previous,
+            p.iterations,
+            p.margin_centi,
+            p.squarings_per_second,
+            p.opened_ms,
+        );
+        let commitment_says = (
+            c.previous,
+            c.iterations,
+            c.margin_centi,
+            c.squarings_per_second,
+            c.opened_ms,
+        );
+        if plan_says != commitment_says {
+            return Err("the logged commitment differs from its logged plan".into());
+        }
+        Ok(())
+    }
+}
+
+/// The default S of RSA groups: the FPGA class of §10, about 110 ns a 2048-bit squaring.
+pub const MAX_RATE_RSA: u64 = 9_000_000;
+/// The default S of class groups: about 1.4 times Chia's fastest reported timelord.
+pub const MAX_RATE_CLASS_GROUP: u64 = 1_000_000;
+/// The default δ of a verifier (and of `vrs witness`).
+pub const DELTA_MS: u64 = 2_000;
+
+/// The default S for a group id (`classgroup-…`, else an RSA modulus).
+pub fn default_max_rate(group: &str) -> u64 {
+    if group.starts_with("classgroup") {
+        MAX_RATE_CLASS_GROUP
+    } else {
+        MAX_RATE_RSA
+    }
+}
+
 /// What the verifier sets: its witnesses and quorum, S and δ.
 #[derive(Clone, Debug)]
 pub struct WitnessFloor {
@@ -45,8 +163,8 @@ pub struct ProvenEntry {
     pub entry: LogEntry,
     pub index: u64,
     pub size: u64,
-    /// (witness key name, cosigned second).
-    pub cosignatures: Vec<(String, u64)>,
+    /// ((witness key name, key ID), cosigned second).
+    pub cosignatures: Vec<((String, u32), u64)>,
 }
 
 /// Checks `logged` against the policy's log key and witnesses: the checkpoint's signature,
@@ -92,14 +210,50 @@ pub struct Witnessed {
     pub detail: String,
 }
 
-/// The `witnessed` step over an epoch's proven plan and commitment.
+/// One entry proven in one or more checkpoints (each witness may have cosigned a different
+/// size), all of the same index and bytes, with each witness's earliest cosigned second.
+struct Proven {
+    entry: LogEntry,
+    index: u64,
+    earliest: std::collections::BTreeMap<(String, u32), u64>,
+}
+
+fn prove_all(what: &str, logged: &[LoggedEntry], policy: &Policy) -> Result<Proven, String> {
+    let first = logged
+        .first()
+        .ok_or_else(|| format!("no cosigned checkpoint holds the {what}"))?;
+    let mut earliest = std::collections::BTreeMap::new();
+    let mut entry = None;
+    for l in logged {
+        if l.index != first.index || l.entry != first.entry {
+            return Err(format!(
+                "the {what}'s checkpoints name different entries ({} and {})",
+                first.index, l.index
+            ));
+        }
+        let p = prove(l, policy).map_err(|e| format!("the {what}: {e}"))?;
+        for (name, t) in p.cosignatures {
+            let slot = earliest.entry(name).or_insert(t);
+            *slot = (*slot).min(t);
+        }
+        entry = Some(p.entry);
+    }
+    Ok(Proven {
+        entry: entry.ok_or("no entry")?,
+        index: first.index,
+        earliest,
+    })
+}
+
+/// The `witnessed` step over an epoch's plan and commitment, each given with every
+/// checkpoint the operator holds cosigned for it (a witness's time is its earliest).
 pub fn check(
-    plan: &LoggedEntry,
-    commitment: &LoggedEntry,
+    plan: &[LoggedEntry],
+    commitment: &[LoggedEntry],
     floor: &WitnessFloor,
 ) -> Result<Witnessed, String> {
-    let p = prove(plan, &floor.policy)?;
-    let c = prove(commitment, &floor.policy)?;
+    let p = prove_all("plan", plan, &floor.policy)?;
+    let c = prove_all("commitment", commitment, &floor.policy)?;
     let LogEntry::Plan(plan) = p.entry else {
         return Err(format!(
             "entry {} is a {}, not a plan",
@@ -127,13 +281,8 @@ pub fn check(
     let mut in_time = Vec::new();
     let mut late = Vec::new();
     for w in &floor.policy.witnesses {
-        let t = |e: &ProvenEntry| {
-            e.cosignatures
-                .iter()
-                .find(|(n, _)| *n == w.key.name)
-                .map(|(_, t)| *t)
-        };
-        let (Some(tp), Some(tc)) = (t(&p), t(&c)) else {
+        let key = (w.key.name.clone(), w.key.id);
+        let (Some(&tp), Some(&tc)) = (p.earliest.get(&key), c.earliest.get(&key)) else {
             continue;
         };
         let window = tc.saturating_sub(tp);
@@ -185,8 +334,6 @@ pub fn check(
         ));
     }
     Ok(Witnessed {
-        plan,
-        commitment,
         detail: format!(
             "epoch {}: plan (entry {}) and commitment (entry {}) cosigned in time by {} \
              (quorum {}; S = {} squarings/s, δ = {} ms)",
@@ -198,6 +345,8 @@ pub fn check(
             floor.max_rate,
             delta
         ),
+        plan,
+        commitment,
         in_time,
     })
 }
@@ -205,6 +354,7 @@ pub fn check(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::entry::VoidEntry;
     use super::super::note::{Cosigner, LogSigner};
     use super::super::tree::LogTree;
     use super::*;
@@ -231,17 +381,22 @@ mod tests {
                 Cosigner::new(&format!("w{i}"), SigningKey::from_bytes(&[seed + i; 32])).unwrap()
             })
             .collect();
-        let mut text = format!("log {}\n", log.vkey());
-        for (i, w) in witnesses.iter().enumerate() {
-            text += &format!("witness W{i} {}\n", w.vkey());
-        }
-        text += &format!("group all3 {k} W0 W1 W2\nquorum all3\n");
-        World {
+        let mut w = World {
             log,
             witnesses,
             tree: LogTree::new(),
-            policy: Policy::parse(&text).unwrap(),
+            policy: Policy::parse("quorum none\n").unwrap(),
+        };
+        w.policy = Policy::parse(&policy_text(&w, k)).unwrap();
+        w
+    }
+
+    fn policy_text(w: &World, k: usize) -> String {
+        let mut text = format!("log {}\n", w.log.vkey());
+        for (i, c) in w.witnesses.iter().enumerate() {
+            text += &format!("witness W{i} {}\n", c.vkey());
         }
+        text + &format!("group all3 {k} W0 W1 W2\nquorum all3\n")
     }
 
     impl World {
@@ -306,12 +461,165 @@ mod tests {
         }
     }
 
+    /// The shared vector (docs/test-vectors/witnessed.json) that the Python and TypeScript
+    /// verifiers check themselves against: this test fails when the file differs from what the
+    /// Rust step computes (`VRS_WRITE_VECTORS=1` rewrites it).
+    #[test]
+    fn the_shared_vector_holds() {
+        let mut cases = Vec::new();
+        let mut case = |name: &str, plan: Vec<LoggedEntry>, com: Vec<LoggedEntry>, w: &World| {
+            let verdict = check(&plan, &com, &floor(w));
+            cases.push(serde_json::json!({
+                "name": name,
+                "plan": plan,
+                "commitment": com,
+                "passes": verdict.is_ok(),
+                "detail": verdict.map_or_else(|e| e, |ok| ok.detail),
+            }));
+        };
+        let t = T0 / 1000;
+        // W1 cosigned a later size: its earliest time on the commitment is its own.
+        let mut w = world(2);
+        let p = w.add(&plan(), t, &[0, 1, 2]);
+        let c = w.add(&commitment(T0 + 3_000), t + 3, &[0, 2]);
+        let c1 = w.add(
+            &LogEntry::Void(VoidEntry {
+                epoch: 9,
+                stamped_ms: T0,
+            }),
+            t + 4,
+            &[1],
+        );
+        let c_again = LoggedEntry {
+            proof: w
+                .tree
+                .inclusion_proof(c.index, c1.index + 1)
+                .unwrap()
+                .iter()
+                .map(|h| BASE64_STANDARD.encode(h.0))
+                .collect(),
+            checkpoint: c1.checkpoint.clone(),
+            ..c.clone()
+        };
+        case(
+            "in time, quorum 2 of 3",
+            vec![p.clone()],
+            vec![c.clone(), c_again],
+            &w,
+        );
+        let mut wrong = c.clone();
+        wrong.entry.replace_range(60..62, "ee");
+        case("an altered commitment", vec![p.clone()], vec![wrong], &w);
+        let mut forged = c.clone();
+        let sig_at = forged.checkpoint.rfind(' ').unwrap() + 10;
+        let flipped = if &forged.checkpoint[sig_at..=sig_at] == "A" {
+            "B"
+        } else {
+            "A"
+        };
+        forged.checkpoint.replace_range(sig_at..=sig_at, flipped);
+        case(
+            "a policy witness's cosignature does not verify",
+            vec![p.clone()],
+            vec![forged],
+            &w,
+        );
+        case(
+            "no checkpoint for the commitment",
+            vec![p.clone()],
+            vec![],
+            &w,
+        );
+        case(
+            "the commitment given as the plan",
+            vec![c.clone()],
+            vec![p.clone()],
+            &w,
+        );
+
+        let mut w = world(2);
+        let p = w.add(&plan(), t, &[0, 1, 2]);
+        let c = w.add(&commitment(T0 + 4_900), t + 5, &[0, 1, 2]);
+        case("withheld: 5 s apart, T_e / S = 5 s", vec![p], vec![c], &w);
+
+        let mut w = world(2);
+        let p = w.add(&plan(), t, &[0, 1]);
+        let c = w.add(&commitment(T0 + 1_000), t + 1, &[0]);
+        case("one witness of a quorum of two", vec![p], vec![c], &w);
+
+        let mut w = world(2);
+        let p = w.add(&plan(), t + 2, &[0, 1, 2]);
+        let c = w.add(&commitment(T0 + 3_000), t + 3, &[0, 1, 2]);
+        case(
+            "the plan cosigned 2 s after its opening (δ = 1 s)",
+            vec![p],
+            vec![c],
+            &w,
+        );
+
+        let mut w = world(2);
+        let stranger = Cosigner::new("w1", SigningKey::from_bytes(&[99; 32])).unwrap();
+        w.witnesses[1] = stranger;
+        let p = w.add(&plan(), t, &[0, 1]);
+        let c = w.add(&commitment(T0 + 1_000), t + 1, &[0, 1]);
+        case(
+            "a stranger under a policy witness's name",
+            vec![p],
+            vec![c],
+            &w,
+        );
+
+        let w = world(2);
+        let doc = serde_json::json!({
+            "about": "docs/PROTOCOL.md §21, the witnessed step: each case gives an epoch's plan and \
+                      commitment as LoggedEntry lists; a verifier with this policy, S and δ must \
+                      pass exactly the cases marked passes (detail: the Rust step's words)",
+            "policy": policy_text(&w, 2),
+            "max_rate": 9_000_000,
+            "delta_ms": 1_000,
+            "cases": cases,
+        });
+        let text = serde_json::to_string_pretty(&doc).unwrap() + "\n";
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../docs/test-vectors/witnessed.json"
+        );
+        if std::env::var_os("VRS_WRITE_VECTORS").is_some() {
+            std::fs::write(path, &text).unwrap();
+        }
+        let kept = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            kept == text,
+            "{path} is not what the step computes; VRS_WRITE_VECTORS=1 rewrites it"
+        );
+    }
+
+    #[test]
+    fn the_record_judged_is_the_logged_one() {
+        let mut w = world(2);
+        let p = w.add(&plan(), T0 / 1000, &[0, 1, 2]);
+        let c = w.add(&commitment(T0 + 3_000), T0 / 1000 + 3, &[0, 1, 2]);
+        let ok = check(&[p], &[c], &floor(&w)).unwrap();
+        let shown = ShownEpoch {
+            commitment: ok.commitment,
+            deadline_ms: ok.plan.deadline_ms,
+        };
+        ok.matches(&shown).unwrap();
+        // A second history served to one client: another nonce, another close.
+        let mut fork = shown;
+        fork.commitment.nonce = [7; 32];
+        assert!(ok.matches(&fork).unwrap_err().contains("nonce"));
+        let mut backdated = shown;
+        backdated.commitment.closed_ms -= 2_000;
+        assert!(ok.matches(&backdated).unwrap_err().contains("closed_at_ms"));
+    }
+
     #[test]
     fn an_epoch_cosigned_in_time_by_a_quorum_passes() {
         let mut w = world(2);
         let p = w.add(&plan(), T0 / 1000, &[0, 1, 2]);
         let c = w.add(&commitment(T0 + 3_000), T0 / 1000 + 3, &[0, 2]);
-        let ok = check(&p, &c, &floor(&w)).unwrap();
+        let ok = check(&[p.clone()], &[c.clone()], &floor(&w)).unwrap();
         assert_eq!(ok.in_time, vec!["W0", "W2"]);
     }
 
@@ -321,7 +629,7 @@ mod tests {
         let mut w = world(2);
         let p = w.add(&plan(), T0 / 1000, &[0, 1, 2]);
         let c = w.add(&commitment(T0 + 4_900), T0 / 1000 + 5, &[0, 1, 2]);
-        let e = check(&p, &c, &floor(&w)).unwrap_err();
+        let e = check(&[p.clone()], &[c.clone()], &floor(&w)).unwrap_err();
         assert!(e.contains("short of the quorum"), "{e}");
         assert!(e.contains("T_e / S"), "{e}");
     }
@@ -331,12 +639,12 @@ mod tests {
         let mut w = world(2);
         let p = w.add(&plan(), T0 / 1000, &[0, 1]);
         let c = w.add(&commitment(T0 + 1_000), T0 / 1000 + 1, &[0]);
-        assert!(check(&p, &c, &floor(&w)).is_err());
+        assert!(check(&[p.clone()], &[c.clone()], &floor(&w)).is_err());
         // A policy that names other witnesses: nothing counts.
         let stranger = world_of(1, 50);
         let mut f = floor(&stranger);
         f.policy.logs = w.policy.logs.clone();
-        assert!(check(&p, &c, &f)
+        assert!(check(&[p.clone()], &[c.clone()], &f)
             .unwrap_err()
             .contains("short of the quorum"));
     }
@@ -348,10 +656,10 @@ mod tests {
         let c = w.add(&commitment(T0 + 1_000), T0 / 1000 + 1, &[0]);
         let mut bad = c.clone();
         bad.entry.replace_range(40..42, "ff");
-        assert!(check(&p, &bad, &floor(&w)).is_err());
+        assert!(check(&[p.clone()], &[bad.clone()], &floor(&w)).is_err());
         let mut bad = c.clone();
         bad.index = 0;
-        assert!(check(&p, &bad, &floor(&w)).is_err());
-        assert!(check(&c, &p, &floor(&w)).is_err());
+        assert!(check(&[p.clone()], &[bad.clone()], &floor(&w)).is_err());
+        assert!(check(&[c.clone()], &[p.clone()], &floor(&w)).is_err());
     }
 }
