@@ -88,6 +88,10 @@ pub async fn epoch(
         leaf_hashes,
         leaf_from: range.asked.then_some(range.from),
         anchor: anchor_doc(&state, n).await?,
+        log: match &state.log {
+            Some(log) => log.evidence(n).await?,
+            None => None,
+        },
     }))
 }
 

@@ -448,7 +448,16 @@ pub async fn verify(
 
 async fn look_up(state: &State, game_id: &str) -> Result<Lookup, ApiError> {
     let (cache, workers) = (&state.verify_cache, &state.read_workers);
-    Ok(lookup(state.store.as_ref(), &state.anchor, cache, workers, game_id).await?)
+    let log = state.log.as_deref();
+    Ok(lookup(
+        state.store.as_ref(),
+        &state.anchor,
+        cache,
+        workers,
+        log,
+        game_id,
+    )
+    .await?)
 }
 
 /// A 200 with `body` (members sorted), serialized on a read worker: a verification is a few

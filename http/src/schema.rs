@@ -429,6 +429,11 @@ pub struct EpochRecord {
     /// batch, kind-1 leaf, audit path and root, and the transaction once confirmed (§16).
     #[serde(serialize_with = "members_sorted")]
     pub anchor: AnchorDoc,
+    /// The epoch's plan and commitment in the operator's witnessed log with the cosigned
+    /// checkpoints that prove them (docs/PROTOCOL.md §21); absent when the service keeps no
+    /// log, or the log holds no plan of this epoch (version 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<vrs_protocol::tlog::witnessed::LogEvidence>,
 }
 
 /// A served entry of a pool batch.

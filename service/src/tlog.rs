@@ -8,22 +8,62 @@
 //! only delays them. The leader syncs after each close and each pool batch; a follower's
 //! tree catches up from the store when it is read ([`OperatorLog::refresh`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use base64::prelude::{Engine as _, BASE64_STANDARD};
 use tokio::sync::{watch, Mutex, RwLock};
 use vrs_observe::clock::now_ms;
 use vrs_protocol::tlog::entry::{
     CommitmentEntry, LogEntry, OperatorEntry, PlanEntry, PoolBatchEntry,
 };
-use vrs_protocol::tlog::note::{LogSigner, VKey};
+use vrs_protocol::tlog::note::{vkey, LogSigner, VKey};
+use vrs_protocol::tlog::policy::Policy;
+use vrs_protocol::tlog::witnessed::{LogEvidence, LoggedEntry, WitnessFloor};
 use vrs_protocol::tlog::LogTree;
 use vrs_store::{Store, StoreError};
 
 /// Entries read from the store in one query.
 const PAGE: u64 = 4096;
+
+/// Whether `note` holds a signature line of key name `name`.
+fn cosigned_by(note: &str, name: &str) -> bool {
+    note.lines()
+        .filter_map(|l| l.strip_prefix("— "))
+        .any(|l| l.split(' ').next() == Some(name))
+}
+
+/// The policy of the server's own check: its log, its witnesses, `quorum` of them.
+fn own_floor(
+    signer: &LogSigner,
+    witnesses: &[WitnessTarget],
+    own: OwnFloor,
+) -> anyhow::Result<Option<WitnessFloor>> {
+    if witnesses.is_empty() {
+        return Ok(None);
+    }
+    anyhow::ensure!(
+        (1..=witnesses.len()).contains(&own.quorum),
+        "a quorum of {} among {} witnesses",
+        own.quorum,
+        witnesses.len()
+    );
+    let mut text = format!("log {}\n", signer.vkey());
+    for (i, w) in witnesses.iter().enumerate() {
+        let k = &w.key;
+        text += &format!("witness w{i} {}\n", vkey(&k.name, k.alg, &k.public_key));
+    }
+    let names: Vec<String> = (0..witnesses.len()).map(|i| format!("w{i}")).collect();
+    text += &format!("group own {} {}\nquorum own\n", own.quorum, names.join(" "));
+    let policy = Policy::parse(&text).map_err(anyhow::Error::msg)?;
+    Ok(Some(WitnessFloor {
+        policy,
+        max_rate: own.max_rate,
+        delta_ms: own.delta_ms,
+    }))
+}
 
 /// A witness the log pushes to: its cosignature key and its submission prefix.
 #[derive(Clone, Debug)]
@@ -60,11 +100,46 @@ impl Tail {
     }
 }
 
+/// Where an epoch's entries stand in the log.
+#[derive(Clone, Copy, Debug, Default)]
+struct EpochEntries {
+    plan: Option<u64>,
+    commitment: Option<u64>,
+}
+
 #[derive(Debug)]
 struct Inner {
     tree: LogTree,
     tail: Tail,
+    epochs: BTreeMap<u64, EpochEntries>,
 }
+
+impl Inner {
+    fn push(&mut self, entry: &LogEntry, bytes: Vec<u8>) -> anyhow::Result<()> {
+        let index = self.tree.append(bytes)?;
+        self.tail.see(entry);
+        match entry {
+            LogEntry::Plan(p) => self.epochs.entry(p.epoch).or_default().plan = Some(index),
+            LogEntry::Commitment(c) => {
+                self.epochs.entry(c.epoch).or_default().commitment = Some(index);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// What this server's own `witnessed` check asks of its epochs: k of its witnesses, and the
+/// S and δ verifiers are expected to apply.
+#[derive(Clone, Copy, Debug)]
+pub struct OwnFloor {
+    pub quorum: usize,
+    pub max_rate: u64,
+    pub delta_ms: u64,
+}
+
+/// Most stored checkpoints read to find each witness's first cosignature of an entry.
+const COVERING: u64 = 64;
 
 /// The log.
 #[derive(Debug)]
@@ -81,6 +156,8 @@ pub struct OperatorLog {
     signed: Mutex<Option<(u64, Vec<u8>)>>,
     /// Recent checkpoints with the cosignature lines collected so far.
     collected: Mutex<BTreeMap<u64, String>>,
+    /// The server's own `witnessed` check; None without witnesses.
+    floor: Option<WitnessFloor>,
     http: reqwest::Client,
 }
 
@@ -90,7 +167,9 @@ impl OperatorLog {
         store: Arc<dyn Store>,
         signer: LogSigner,
         witnesses: Vec<WitnessTarget>,
+        own: OwnFloor,
     ) -> anyhow::Result<Arc<Self>> {
+        let floor = own_floor(&signer, &witnesses, own)?;
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(5))
             .build()
@@ -102,11 +181,13 @@ impl OperatorLog {
             inner: RwLock::new(Inner {
                 tree: LogTree::new(),
                 tail: Tail::default(),
+                epochs: BTreeMap::new(),
             }),
             appending: Mutex::new(()),
             size_tx: watch::Sender::new(0),
             signed: Mutex::new(None),
             collected: Mutex::new(BTreeMap::new()),
+            floor,
             http,
         });
         log.refresh().await?;
@@ -152,8 +233,7 @@ impl OperatorLog {
             for bytes in more {
                 let entry = LogEntry::decode(&bytes)
                     .with_context(|| format!("log entry {} in the store", inner.tree.size()))?;
-                inner.tail.see(&entry);
-                inner.tree.append(bytes)?;
+                inner.push(&entry, bytes)?;
             }
             self.size_tx.send_replace(inner.tree.size());
         }
@@ -176,8 +256,7 @@ impl OperatorLog {
         }
         let mut inner = self.inner.write().await;
         for (e, b) in entries.iter().zip(bytes) {
-            inner.tail.see(e);
-            inner.tree.append(b)?;
+            inner.push(e, b)?;
         }
         self.size_tx.send_replace(inner.tree.size());
         Ok(())
@@ -380,6 +459,89 @@ impl OperatorLog {
         drop(collected);
         self.store.put_log_checkpoint(size, full, now_ms()).await?;
         Ok(())
+    }
+
+    /// The server's own `witnessed` check (None without witnesses).
+    pub fn floor(&self) -> Option<&WitnessFloor> {
+        self.floor.as_ref()
+    }
+
+    /// Epoch `epoch`'s plan and commitment with the checkpoints that prove them: for each,
+    /// the first stored checkpoint each witness cosigned that includes it (the log's own
+    /// signed checkpoint where none was cosigned). None: the log holds no plan of `epoch`.
+    pub async fn evidence(&self, epoch: u64) -> anyhow::Result<Option<LogEvidence>> {
+        let mut at = self.inner.read().await.epochs.get(&epoch).copied();
+        if at.is_none_or(|a| a.commitment.is_none()) {
+            self.refresh().await?;
+            at = self.inner.read().await.epochs.get(&epoch).copied();
+        }
+        let Some(EpochEntries {
+            plan: Some(plan),
+            commitment,
+        }) = at
+        else {
+            return Ok(None);
+        };
+        let commitment = match commitment {
+            Some(i) => self.logged(i).await?,
+            None => Vec::new(),
+        };
+        Ok(Some(LogEvidence {
+            origin: self.origin().to_owned(),
+            plan: self.logged(plan).await?,
+            commitment,
+        }))
+    }
+
+    /// Entry `index` in each checkpoint that brings a witness's first cosignature of it.
+    async fn logged(&self, index: u64) -> anyhow::Result<Vec<LoggedEntry>> {
+        let stored = self.store.log_checkpoints_covering(index, COVERING).await?;
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut chosen = Vec::new();
+        for (size, note) in stored {
+            let firsts: Vec<&str> = self
+                .witnesses
+                .iter()
+                .map(|w| w.key.name.as_str())
+                .filter(|n| !seen.contains(n) && cosigned_by(&note, n))
+                .collect();
+            if !firsts.is_empty() {
+                seen.extend(firsts);
+                chosen.push((size, note));
+            }
+            if seen.len() == self.witnesses.len() {
+                break;
+            }
+        }
+        let i = self.inner.read().await;
+        if chosen.is_empty() && i.tree.size() > index {
+            let size = i.tree.size();
+            let note = self
+                .signer
+                .sign(size, i.tree.root())
+                .map_err(anyhow::Error::msg)?;
+            chosen.push((size, String::from_utf8_lossy(&note).into_owned()));
+        }
+        let entry = i
+            .tree
+            .entry(index)
+            .with_context(|| format!("log entry {index} is not in the tree"))?;
+        chosen
+            .into_iter()
+            .filter(|(size, _)| *size <= i.tree.size())
+            .map(|(size, checkpoint)| {
+                let proof = i
+                    .tree
+                    .inclusion_proof(index, size)
+                    .map_err(anyhow::Error::msg)?;
+                Ok(LoggedEntry {
+                    index,
+                    entry: hex::encode(entry),
+                    checkpoint,
+                    proof: proof.iter().map(|h| BASE64_STANDARD.encode(h.0)).collect(),
+                })
+            })
+            .collect()
     }
 
     /// Whether any witness is configured.

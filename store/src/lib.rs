@@ -765,9 +765,13 @@ pub trait LogStore: Send + Sync {
     /// The recorded checkpoint of the largest size.
     async fn latest_log_checkpoint(&self) -> StoreResult<Option<(u64, String)>>;
 
-    /// The recorded checkpoint of the smallest size above `index`: the first that includes
-    /// entry `index`.
-    async fn log_checkpoint_covering(&self, index: u64) -> StoreResult<Option<(u64, String)>>;
+    /// Up to `limit` recorded checkpoints of sizes above `index` (those that include entry
+    /// `index`), smallest first.
+    async fn log_checkpoints_covering(
+        &self,
+        index: u64,
+        limit: u64,
+    ) -> StoreResult<Vec<(u64, String)>>;
 }
 
 #[async_trait]

@@ -440,6 +440,7 @@ pub fn verify_steps(data: &[u8]) -> Result<Option<Vec<String>>, String> {
         rpc,
         require_anchor: require,
         floor: vrs_protocol::timing::Floor::default(),
+        witness: None,
     };
     match vrs_verifier::verify::check(&canned, SERVER, game_id, &options) {
         Ok(checked) => Ok(Some(
@@ -484,6 +485,7 @@ pub fn audit_failures(data: &[u8]) -> Result<Option<Vec<String>>, String> {
         rpc,
         require_anchor: false,
         floor: vrs_protocol::timing::Floor::default(),
+        witness: None,
     };
     match vrs_verifier::audit::audit(&canned, SERVER, (from, to), &options, &cpu) {
         Ok((summary, _)) => Ok(Some(summary.failure_lines())),

@@ -48,6 +48,8 @@ pub struct AuditArgs {
     pub group: super::verify::GroupArg,
     #[command(flatten)]
     pub margin: super::verify::MarginArg,
+    #[command(flatten)]
+    pub witness: crate::witnessed::WitnessArg,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -72,6 +74,8 @@ pub struct Summary {
     anchors: AnchorSummary,
     verified: bool,
     failures: Vec<Failure>,
+    /// What the checks did not cover, and the auditor therefore trusts.
+    notes: Vec<String>,
 }
 
 impl Summary {
@@ -110,6 +114,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
         }
         Ok(backend)
     };
+    let witness = args.witness.floor(&args.group.group)?;
     let (summary, backend) = audit(
         &http,
         &server,
@@ -119,6 +124,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
             rpc: args.rpc.as_deref(),
             require_anchor: false,
             floor: args.margin.floor(),
+            witness: witness.as_ref(),
         },
         &fastest,
     )?;
@@ -138,6 +144,9 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
         println!("{}", anchors_line(&summary.anchors));
         for f in &summary.failures {
             println!("FAIL epoch {} {}: {}", f.epoch, f.check, f.detail);
+        }
+        for n in &summary.notes {
+            println!("note: {n}");
         }
         if summary.verified {
             println!(
@@ -178,7 +187,11 @@ pub fn audit(
     open: &dyn Fn(&Modulus) -> anyhow::Result<Box<dyn BatchBackend>>,
 ) -> anyhow::Result<(Summary, &'static str)> {
     let Options {
-        group, rpc, floor, ..
+        group,
+        rpc,
+        floor,
+        witness,
+        ..
     } = *options;
     if from == 0 || to < from {
         bail!("--from must be at least 1 and --to at least --from");
@@ -261,6 +274,22 @@ pub fn audit(
         };
         if let Err(detail) = timing_step(&facts) {
             fail(e.number, "timing", detail);
+        }
+        if let Some(floor) = witness {
+            let shown = crate::witnessed::shown(
+                e.number,
+                e.committed,
+                e.bets_root,
+                e.bet_count,
+                e.deadline_ms,
+            );
+            let result = e
+                .log
+                .clone()
+                .and_then(|log| crate::witnessed::step(floor, e.number, log.as_ref(), shown));
+            if let Err(detail) = result {
+                fail(e.number, "witnessed", detail);
+            }
         }
         if merkle::root(&e.leaf_hashes) != e.bets_root || e.leaf_hashes.len() as u64 != e.bet_count
         {
@@ -370,6 +399,10 @@ pub fn audit(
         anchors,
         verified: failures.is_empty(),
         failures,
+        notes: match witness {
+            None => vec![crate::witnessed::UNCHECKED_NOTE.to_owned()],
+            Some(_) => Vec::new(),
+        },
     };
     Ok((summary, backend_name))
 }

@@ -5,6 +5,7 @@ use anyhow::{bail, Context};
 use serde_json::Value;
 use vrs_engine::epoch::Timing;
 use vrs_engine::merkle::Hash;
+use vrs_protocol::tlog::witnessed::LogEvidence;
 
 /// What one epoch published, decoded enough to check.
 #[derive(Clone)]
@@ -28,6 +29,10 @@ pub(crate) struct Epoch {
     pub l: Vec<u8>,
     /// The published `anchor` object (null from a server that does not publish it).
     pub anchor: Value,
+    /// The plan's deadline (version 2).
+    pub deadline_ms: Option<u64>,
+    /// The epoch's entries in the operator's witnessed log, as published (`log`).
+    pub log: Result<Option<LogEvidence>, String>,
 }
 
 /// An epoch record as `GET /api/v1/epochs/{n}` gives it; unresolved epochs are an error (the
@@ -100,5 +105,7 @@ pub(crate) fn decode(body: &Value) -> anyhow::Result<Epoch> {
         pi: hex_of("pi")?,
         l: hex_of("l")?,
         anchor: body["anchor"].clone(),
+        deadline_ms: body["deadline_ms"].as_u64(),
+        log: crate::witnessed::evidence_of(body),
     })
 }

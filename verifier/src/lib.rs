@@ -7,3 +7,4 @@ pub mod audit;
 pub mod epoch_record;
 pub mod progress;
 pub mod verify;
+pub mod witnessed;

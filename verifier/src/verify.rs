@@ -17,6 +17,9 @@ use vrs_protocol::epoch_group::{Group, SeedRule};
 use vrs_protocol::outcome;
 use vrs_protocol::record::NewGame;
 use vrs_protocol::timing::{timing_step, Floor, PriorEpoch, TimingFacts};
+use vrs_protocol::tlog::witnessed::WitnessFloor;
+
+use crate::witnessed::WitnessArg;
 
 mod acceptance;
 pub(crate) mod anchor;
@@ -72,6 +75,8 @@ pub struct VerifyArgs {
     pub group: GroupArg,
     #[command(flatten)]
     pub margin: MarginArg,
+    #[command(flatten)]
+    pub witness: WitnessArg,
     /// Print the checks as a JSON object instead of a checklist.
     #[arg(long)]
     pub json: bool,
@@ -94,7 +99,7 @@ pub struct MarginArg {
     /// rate you compare against, such as your own in the same group (`vrs bench vdf`: R =
     /// 10^9 / ns per squaring of `fast`, for RSA-2048). Like --min-margin, it also fails
     /// version-1 epochs (docs/PROTOCOL.md §10, "Whose numbers").
-    #[arg(long, value_name = "R", value_parser = parse_rate)]
+    #[arg(long, value_name = "R", value_parser = vrs_protocol::schedule::parse_rate)]
     pub min_rate: Option<u64>,
 }
 
@@ -105,22 +110,6 @@ impl MarginArg {
             margin_centi: self.min_margin.unwrap_or(0),
             rate: self.min_rate.unwrap_or(0),
         }
-    }
-}
-
-/// `--min-rate`: a whole number of squarings per second, at least 1, written out or with an
-/// exponent (`2e6`).
-fn parse_rate(s: &str) -> Result<u64, String> {
-    let refuse =
-        || format!("{s:?} is not a rate: give squarings per second, such as 2000000 or 2e6");
-    if let Ok(r) = s.parse::<u64>() {
-        return if r >= 1 { Ok(r) } else { Err(refuse()) };
-    }
-    let x: f64 = s.parse().map_err(|_| refuse())?;
-    if x.is_finite() && x >= 1.0 && x.fract() == 0.0 && x <= 1e18 {
-        Ok(x as u64)
-    } else {
-        Err(refuse())
     }
 }
 
@@ -189,6 +178,8 @@ struct Report<'a> {
     pool_served: bool,
     verified: bool,
     steps: &'a [Step],
+    /// What the steps did not check and the verifier therefore trusts.
+    notes: &'a [String],
 }
 
 pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
@@ -209,11 +200,13 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         (None, None) => bail!("name a game id, or give --acceptance FILE"),
     };
     let http = Http::new()?;
+    let witness = args.witness.floor(group)?;
     let options = Options {
         group,
         rpc: args.rpc.as_deref(),
         require_anchor: args.require_anchor,
         floor: args.margin.floor(),
+        witness: witness.as_ref(),
     };
     let checked = match &saved {
         None => check(&http, server, &game_id, &options)?,
@@ -229,12 +222,14 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
                         pool_served: rest.pool_served,
                         steps,
                         note: rest.note,
+                        notes: rest.notes,
                     }
                 }
                 None => Checked {
                     pool_served: saved.doc.kind == "pool",
                     steps,
                     note: None,
+                    notes: Vec::new(),
                 },
             }
         }
@@ -249,10 +244,14 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             pool_served: checked.pool_served,
             verified,
             steps,
+            notes: &checked.notes,
         };
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_checklist(game_id, server, steps);
+        for n in &checked.notes {
+            println!("note: {n}");
+        }
         if args.rpc.is_none() {
             if let Some(note) = &checked.note {
                 println!("{note}");
@@ -273,6 +272,8 @@ pub struct Checked {
     pub steps: Vec<Step>,
     /// The line naming an anchor transaction that was not read back (printed without --rpc).
     pub note: Option<String>,
+    /// What the steps did not check, and the verifier therefore trusts (no witness policy).
+    pub notes: Vec<String>,
 }
 
 /// What `vrs verify` (and `vrs audit`, which has no `require_anchor`) is asked to require.
@@ -285,6 +286,8 @@ pub struct Options<'a> {
     pub require_anchor: bool,
     /// What `timing` requires beyond the protocol's least.
     pub floor: Floor,
+    /// The verifier's witnesses, S and δ (`--witness-policy`); None: `witnessed` is not run.
+    pub witness: Option<&'a WitnessFloor>,
 }
 
 /// Every step of `vrs verify` for `game_id` on `server`, with what `fetch` answers. `Err`:
@@ -300,6 +303,7 @@ pub fn check(
         rpc,
         require_anchor,
         floor,
+        witness,
     } = *options;
     let url = format!("{server}/api/v1/verify/{game_id}");
     let body = fetch.get(&url)?;
@@ -323,8 +327,15 @@ pub fn check(
             .position(|s| s.name == "vdf_proof")
             .map_or(steps.len(), |i| i + 1);
         steps.insert(at, timing);
+        if let Some(floor) = witness {
+            steps.insert(at + 1, witnessed_step(proof, floor));
+        }
         steps
     });
+    let notes = match (pool_served, witness) {
+        (false, None) => vec![crate::witnessed::UNCHECKED_NOTE.to_owned()],
+        _ => Vec::new(),
+    };
     // Version 2: the signed acceptance, and a pool-served bet's place in an epoch's tree.
     let keys = acceptance::Keys::fetch(fetch, server)?;
     if pool_served {
@@ -345,6 +356,7 @@ pub fn check(
         pool_served,
         steps,
         note: anchor::unchecked_note(proof),
+        notes,
     })
 }
 
@@ -859,6 +871,29 @@ fn same_epoch(proof: &Value, record: &Value, e: u64) -> Result<String, String> {
             differ.join(", ")
         ))
     }
+}
+
+/// `witnessed` of an epoch game: the proof's epoch record is the one its `log` proves,
+/// cosigned in time by the verifier's quorum.
+fn witnessed_step(proof: &Value, floor: &WitnessFloor) -> Step {
+    let p = Fields(proof);
+    step(
+        "witnessed",
+        (|| {
+            let e = p.u64("vdfEpoch")?;
+            let evidence = crate::witnessed::evidence_of(proof)?;
+            let shown = (|| {
+                crate::witnessed::shown(
+                    e,
+                    committed_timing(proof)?,
+                    p.hash("bets_root")?,
+                    p.u64("bet_count")?,
+                    proof["timing"]["deadline_ms"].as_u64(),
+                )
+            })();
+            crate::witnessed::step(floor, e, evidence.as_ref(), shown)
+        })(),
+    )
 }
 
 /// A version-2 epoch's committed timing and nonce from the proof's `timing` object (its T is

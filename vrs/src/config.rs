@@ -232,6 +232,16 @@ pub struct ServeConfig {
     /// a space, its URL. Repeatable; needs --log-origin.
     #[arg(long = "witness", value_name = "VKEY URL")]
     pub witnesses: Vec<String>,
+    /// How many of the --witness witnesses this server's own `witnessed` check requires
+    /// (default: a majority). Verifiers name their own quorum; this is only the server's.
+    #[arg(long, env = "VRS_WITNESS_QUORUM", value_parser = clap::value_parser!(u64).range(1..))]
+    pub witness_quorum: Option<u64>,
+    /// S of this server's own `witnessed` check: the fastest squarer, in squarings a second,
+    /// that an epoch's T must outlast from its plan's cosignature to its commitment's
+    /// (docs/PROTOCOL.md §21). Default 9e6 (RSA groups) or 1e6 (class groups), as every
+    /// verifier's; an epoch whose T is too short for it fails `witnessed` everywhere.
+    #[arg(long, env = "VRS_MAX_RATE", value_parser = vrs_protocol::schedule::parse_rate)]
+    pub max_rate: Option<u64>,
     /// Seconds a client gets to send a request's headers; also how long an idle keep-alive
     /// connection stays open.
     #[arg(long, env = "VRS_HEADER_TIMEOUT", default_value = "10", value_parser = parse_seconds)]

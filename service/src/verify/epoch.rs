@@ -328,6 +328,7 @@ pub fn verify(
         bet_created_at_ms: g.created_at_ms,
         interface: interface_members(e, &stored.rng_value),
         acceptance: None,
+        log: None,
         anchoring: None,
     };
     let y = epoch.output.as_ref().map(|o| hex::encode(&o.y));

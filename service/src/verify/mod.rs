@@ -13,6 +13,7 @@ use crate::anchor::proof::attach;
 use crate::anchor::AnchorView;
 use crate::epoch::previous_output;
 use crate::read_workers::ReadWorkers;
+use crate::tlog::OperatorLog;
 use acceptance::{add_acceptance, add_pool_binding, PublishedKeys};
 use anyhow::Context;
 use cache::KeptReport;
@@ -25,6 +26,9 @@ pub use vrs_protocol::epoch_group::veo_class;
 use vrs_protocol::epoch_group::Group;
 pub use vrs_protocol::report::{check, Check, Verification};
 pub use vrs_protocol::timing::{timing_step, PriorEpoch, TimingFacts};
+use vrs_protocol::tlog::entry::CommitmentEntry;
+use vrs_protocol::tlog::witnessed::{self, ShownEpoch};
+use vrs_protocol::verification::Proof;
 use vrs_store::{EpochRecord, GameRecord, Store};
 
 /// What a lookup found.
@@ -42,6 +46,7 @@ pub async fn lookup(
     anchor: &AnchorView,
     cache: &VerifyCache,
     workers: &ReadWorkers,
+    log: Option<&OperatorLog>,
     game_id: &str,
 ) -> anyhow::Result<Lookup> {
     if let Some(kept) = cache.report(game_id) {
@@ -57,7 +62,7 @@ pub async fn lookup(
     }
     let (subject, v, settled) = match game.epoch {
         None => lookup_pool(store, cache, &game).await?,
-        Some(n) => lookup_epoch(store, cache, workers, &game, n).await?,
+        Some(n) => lookup_epoch(store, cache, workers, log, &game, n).await?,
     };
     // A report that failed a check is not kept: the next request shows the store as it is.
     if settled && v.verified() {
@@ -120,6 +125,7 @@ async fn lookup_epoch(
     store: &dyn Store,
     cache: &VerifyCache,
     workers: &ReadWorkers,
+    log: Option<&OperatorLog>,
     game: &GameRecord,
     epoch_number: u64,
 ) -> anyhow::Result<(Subject, Verification, bool)> {
@@ -135,10 +141,60 @@ async fn lookup_epoch(
     let mut v = verify(&group, game, &epoch, &facts, &neighbours);
     let keys = PublishedKeys::load(store).await?;
     add_acceptance(&mut v, game, &keys);
+    if let Some(log) = log {
+        add_witnessed(&mut v, log, &epoch).await?;
+    }
     // `timing` reads when y of epoch e − 1 was stored: final once it is.
     let settled =
         epoch.output.is_some() && neighbours.prior.as_ref().is_none_or(|p| p.output.is_some());
     Ok((Subject::Epoch(epoch.number), v, settled))
+}
+
+/// Adds the epoch's log evidence to the proof and, with witnesses, the `witnessed` check
+/// against the server's own policy (docs/PROTOCOL.md §21, "The witnessed step").
+async fn add_witnessed(
+    v: &mut Verification,
+    log: &OperatorLog,
+    epoch: &EpochRecord,
+) -> anyhow::Result<()> {
+    let evidence = log.evidence(epoch.number).await?;
+    if let Some(floor) = log.floor() {
+        let result = match (&evidence, shown(epoch)) {
+            (None, _) | (_, None) => Err(format!(
+                "the log holds no plan and commitment of epoch {}",
+                epoch.number
+            )),
+            (Some(ev), Some(shown)) => witnessed::check(&ev.plan, &ev.commitment, floor)
+                .and_then(|w| w.matches(&shown).map(|()| w.detail)),
+        };
+        check(&mut v.checks, "witnessed", result);
+    }
+    if let Proof::Epoch(p) = v.proof_mut() {
+        p.log = evidence;
+    }
+    v.seal();
+    Ok(())
+}
+
+/// The stored record of a closed version-2 epoch, as the log's entries state it.
+fn shown(e: &EpochRecord) -> Option<ShownEpoch> {
+    let plan = e.plan?;
+    let input = e.input.as_ref()?;
+    Some(ShownEpoch {
+        commitment: CommitmentEntry {
+            epoch: e.number,
+            previous: plan.previous,
+            bets_root: input.bets_root,
+            bet_count: input.bet_count,
+            nonce: e.nonce?,
+            iterations: plan.iterations,
+            margin_centi: plan.margin_centi,
+            squarings_per_second: plan.squarings_per_second,
+            opened_ms: u64::try_from(e.opened_at_ms).ok()?,
+            closed_ms: u64::try_from(e.closed_at_ms?).ok()?,
+        },
+        deadline_ms: u64::try_from(plan.deadline_ms).ok()?,
+    })
 }
 
 /// Loads what a pool-served game is checked against and verifies it.

@@ -91,17 +91,22 @@ impl LogStore for PgStore {
         .await
     }
 
-    async fn log_checkpoint_covering(&self, index: u64) -> StoreResult<Option<(u64, String)>> {
-        timed("read log checkpoint", async {
+    async fn log_checkpoints_covering(
+        &self,
+        index: u64,
+        limit: u64,
+    ) -> StoreResult<Vec<(u64, String)>> {
+        timed("read log checkpoints", async {
             let client = self.client().await?;
-            let row = client
-                .query_opt(
-                    "SELECT size, note FROM log_checkpoints WHERE size > $1 ORDER BY size LIMIT 1",
-                    &[&(index as i64)],
+            let rows = client
+                .query(
+                    "SELECT size, note FROM log_checkpoints WHERE size > $1 ORDER BY size \
+                     LIMIT $2",
+                    &[&(index as i64), &(limit.min(i64::MAX as u64) as i64)],
                 )
                 .await
                 .map_err(pg_err)?;
-            row.as_ref().map(checkpoint_row).transpose()
+            rows.iter().map(checkpoint_row).collect()
         })
         .await
     }

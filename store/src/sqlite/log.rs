@@ -76,15 +76,24 @@ impl LogStore for SqliteStore {
         .await
     }
 
-    async fn log_checkpoint_covering(&self, index: u64) -> StoreResult<Option<(u64, String)>> {
+    async fn log_checkpoints_covering(
+        &self,
+        index: u64,
+        limit: u64,
+    ) -> StoreResult<Vec<(u64, String)>> {
         self.read(move |c| {
-            c.query_row(
-                "SELECT size, note FROM log_checkpoints WHERE size > ?1 ORDER BY size LIMIT 1",
-                [index as i64],
-                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?)),
-            )
-            .optional()
-            .map_err(unavailable)
+            let mut q = c
+                .prepare_cached(
+                    "SELECT size, note FROM log_checkpoints WHERE size > ?1 ORDER BY size \
+                     LIMIT ?2",
+                )
+                .map_err(unavailable)?;
+            let rows = q
+                .query_map([index as i64, limit.min(i64::MAX as u64) as i64], |r| {
+                    Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?))
+                })
+                .map_err(unavailable)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(unavailable)
         })
         .await
     }

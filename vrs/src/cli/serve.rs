@@ -18,13 +18,14 @@ use vrs_protocol::acceptance::AcceptanceSigner;
 use vrs_protocol::epoch_group::Group;
 use vrs_protocol::schedule::{schedule, Ask};
 use vrs_protocol::tlog::note::{parse_vkey, LogSigner};
+use vrs_protocol::tlog::witnessed::{default_max_rate, DELTA_MS};
 use vrs_service::anchor::{load_key, AnchorStatus, AnchorView, Anchorer};
 use vrs_service::epoch::{EpochConfig, EpochLoop, LoopStatus};
 use vrs_service::leader;
 use vrs_service::notary::sealer::Sealer;
 use vrs_service::notary::Notary;
 use vrs_service::pool::{Generator, PoolStatus};
-use vrs_service::tlog::{Declaration, OperatorLog, WitnessTarget};
+use vrs_service::tlog::{Declaration, OperatorLog, OwnFloor, WitnessTarget};
 use vrs_store::postgres::PgStore;
 use vrs_store::sqlite::SqliteStore;
 use vrs_store::Store;
@@ -254,6 +255,9 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         },
     )
     .await?;
+    if let Some(floor) = operator_log.as_ref().and_then(|d| d.log.floor()) {
+        warn_if_short_for(iterations, plan.epoch_ms, floor.max_rate);
+    }
     let notary = Arc::new(Notary {
         batch_every: Duration::from_millis(config.notary_batch_ms),
         x402,
@@ -381,6 +385,22 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
 /// PostgreSQL when a database URL is given, else the embedded store in the data dir.
 /// The key acceptances are signed with: VRS_SIGNING_KEY, else --signing-key-file, else
 /// `<data-dir>/acceptance.key` (created on first start). Never logged.
+/// Says so when T is too short for verifiers with bound S: an epoch passes `witnessed` only
+/// when T ≥ S × (the plan-to-commitment window + 1 s), about S × (epoch + 1 s).
+fn warn_if_short_for(iterations: u64, epoch_ms: f64, max_rate: u64) {
+    let needed = (max_rate as f64 * (epoch_ms / 1000.0 + 1.0)).ceil() as u64;
+    if iterations < needed {
+        println!(
+            "vrs: warning: T = {iterations} is short of the {needed} squarings that S = \
+             {max_rate} squarings/s (--max-rate) needs over epochs of about {epoch_ms:.0} ms: \
+             games will fail `witnessed` for verifiers with that S; raise T about {:.1}-fold \
+             (--security-margin, --iterations) or shorten --epoch-ms (docs/OPERATIONS.md, \
+             \"Publishing the log and pushing to witnesses\")",
+            needed as f64 / iterations.max(1) as f64
+        );
+    }
+}
+
 /// The witnessed log of `--log-origin`, with its key and its witnesses; None when unset.
 async fn witnessed_log(
     config: &ServeConfig,
@@ -422,7 +442,19 @@ async fn witnessed_log(
             url: url.to_owned(),
         });
     }
-    let log = OperatorLog::open(Arc::clone(store), signer, witnesses).await?;
+    let n = witnesses.len() as u64;
+    let quorum = config.witness_quorum.unwrap_or(n / 2 + 1);
+    if n > 0 && quorum > n {
+        bail!("--witness-quorum {quorum}: only {n} witnesses are configured");
+    }
+    let own = OwnFloor {
+        quorum: usize::try_from(quorum).unwrap_or(usize::MAX),
+        max_rate: config
+            .max_rate
+            .unwrap_or_else(|| default_max_rate(&config.group_id())),
+        delta_ms: DELTA_MS,
+    };
+    let log = OperatorLog::open(Arc::clone(store), signer, witnesses, own).await?;
     println!("vrs log {} key {}", log.origin(), log.vkey());
     Ok(Some(leader::LogDuty {
         log,
