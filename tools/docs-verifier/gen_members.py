@@ -32,7 +32,8 @@ def split_types(cell: str):
 
 
 def parse(doc_text: str):
-    sec20 = doc_text.split("\n## 20.", 1)[1].split("\n## Appendix", 1)[0]
+    # Section 20 runs to the next top-level heading (section 21, or an appendix).
+    sec20 = re.split(r"\n## ", doc_text.split("\n## 20.", 1)[1], maxsplit=1)[0]
     tables = {}
     for chunk in re.split(r"\n### ", sec20)[1:]:
         num = chunk.split(" ", 1)[0]  # "20.1"

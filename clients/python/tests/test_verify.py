@@ -27,6 +27,7 @@ from vrs_client.protocol.source import Source
 from vrs_client.protocol.games import bet_leaf_bytes
 from vrs_client.protocol.run import verify_game
 from vrs_client.protocol.tamper import tampers_for
+from vrs_client.protocol.witnessed import UNCHECKED_NOTE
 from vrs_client.verify import VerifyError, verify
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
@@ -304,6 +305,27 @@ def test_a_rate_floor_above_the_declared_rate_fails_timing(live: Live, games) ->
     for bad in ("0", "fast", "1.5", "-3", "nan"):
         with pytest.raises(VerifyError):
             verify(game_id, server=live.url, group="test512", min_rate=bad)
+
+
+def test_witnessed_is_noted_without_a_policy_and_needs_the_log_with_one(live: Live, games, tmp_path) -> None:
+    """P§21: this server keeps no log (no --log-origin). Without --witness-policy an epoch game's
+    report notes what is trusted (a pool-served game's does not); with one, `witnessed` fails."""
+    game_id, _ = games["dice/over7"]
+    report = verify(game_id, server=live.url, group="test512")
+    assert report.verified and report.notes == [UNCHECKED_NOTE]
+    assert "witnessed" not in {s.name for s in report.steps}
+    instant_id, _ = games["instant dice/over7"]
+    assert verify(instant_id, server=live.url, group="test512").notes == []
+    policy = tmp_path / "witnesses.policy"
+    policy.write_text(json.loads((REPO / "docs/test-vectors/witnessed.json").read_text())["policy"])
+    report = verify(game_id, server=live.url, group="test512", witness_policy=str(policy))
+    by_name = {s.name: s for s in report.steps}
+    assert report.failed == ["witnessed"] and report.notes == []
+    assert "the server publishes no witnessed log for epoch" in by_name["witnessed"].detail
+    as_json = json.loads(_cli(game_id, "--server", live.url, "--group", "test512", "--json").stdout)
+    assert as_json["notes"] == [UNCHECKED_NOTE]
+    human = _cli(game_id, "--server", live.url, "--group", "test512").stdout
+    assert human.rstrip().endswith(f"note: {UNCHECKED_NOTE}")
 
 
 def test_require_anchor_turns_a_pending_anchor_into_a_failure(live: Live, games) -> None:

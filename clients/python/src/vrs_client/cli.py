@@ -44,6 +44,17 @@ def _parser() -> argparse.ArgumentParser:
                     "anchor transaction back on chain")
     ap.add_argument("--require-anchor", action="store_true",
                     help="fail when the game's anchor is not confirmed yet (default: pending, not a failure)")
+    ap.add_argument("--witness-policy", metavar="FILE",
+                    help="your witnesses: a C2SP tlog-policy file (log <vkey>, witness <name> <vkey>, "
+                    "group, quorum; docs/PROTOCOL.md §21). Adds the `witnessed` step: an epoch game's plan "
+                    "and commitment must be in the operator's log, cosigned in time by a quorum of them. "
+                    "Without it the operator is trusted not to withhold an epoch, and the report says so")
+    ap.add_argument("--max-rate", metavar="S", default=None,
+                    help="S for `witnessed`: your bound on the fastest squarer, in squarings per second "
+                    "(9000000 or 9e6), never the operator's declared rate (default 9e6 for RSA groups, "
+                    "1e6 for classgroup-*)")
+    ap.add_argument("--delta-ms", metavar="D", default="2000",
+                    help="your clock tolerance for `witnessed`, in milliseconds (default 2000)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     return ap
 
@@ -56,6 +67,8 @@ def _print(report: Report) -> None:
         print("verified")
     else:
         print(f"FAILED: {', '.join(report.failed)}")
+    for n in report.notes:
+        print(f"note: {n}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
             acceptance=args.acceptance,
             rpc=args.rpc,
             require_anchor=args.require_anchor,
+            witness_policy=args.witness_policy,
+            max_rate=args.max_rate,
+            delta_ms=args.delta_ms,
         )
     except VerifyError as e:
         print(f"error: {e}", file=sys.stderr)

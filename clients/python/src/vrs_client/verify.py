@@ -10,7 +10,10 @@ The group is the verifier's choice (P§13): a proof is only worth something in a
 order nobody knows, so the caller names it (rsa2048 by default; classgroup-<bits> recomputes
 each epoch's discriminant from its seed; test512 / test1024 / hex:<digits> for test servers).
 With `acceptance` (the path of a saved bet response), the player's evidence steps come first;
-with `rpc` (a JSON-RPC URL of the user's own node), the anchor transaction is read back on chain.
+with `rpc` (a JSON-RPC URL of the user's own node), the anchor transaction is read back on chain;
+with `witness_policy` (the path of a C2SP tlog-policy file naming the user's own witnesses), an
+epoch game's plan and commitment must be in the operator's log, cosigned in time (`witnessed`,
+P§21), and without one the report's `notes` say that this is trusted.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from __future__ import annotations
 import decimal
 import http.client
 import json
+import re
 from argparse import Namespace
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Literal
 
 from .protocol.encoding import StepFail, StepPend, UsageError
@@ -36,6 +40,7 @@ from .protocol.groups import make_group
 from .protocol.run import verify_game
 from .protocol.source import Source
 from .protocol.steps import Ctx
+from .protocol.witnessed import DELTA_MS, UNCHECKED_NOTE, Policy, WitnessFloor, default_max_rate
 
 Status = Literal["ok", "FAIL", "pend"]
 
@@ -52,8 +57,12 @@ class Step:
 
 @dataclass(frozen=True)
 class Report:
+    """`notes`: what the steps did not check and the verifier therefore trusts (without a
+    --witness-policy, that an epoch game's epoch was not withheld, P§21); not failures."""
+
     game_id: str
     steps: list[Step]
+    notes: list[str] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
@@ -67,7 +76,7 @@ class Report:
     def to_json(self) -> str:
         return json.dumps(
             {"game_id": self.game_id, "verified": self.verified, "failed": self.failed,
-             "steps": [asdict(s) for s in self.steps]},
+             "steps": [asdict(s) for s in self.steps], "notes": list(self.notes)},
             indent=2,
         )
 
@@ -103,12 +112,18 @@ def verify(
     acceptance: str | None = None,
     rpc: str | None = None,
     require_anchor: bool = False,
+    witness_policy: str | None = None,
+    max_rate: str | int | None = None,
+    delta_ms: str | int = DELTA_MS,
 ) -> Report:
     """Verifies one game. `game_id` may be left out when `acceptance` names the saved response
     of the bet (the game id is then the signed leaf's). `min_margin` fails `timing` below that
     security margin, `min_rate` below that declared squaring rate (squarings per second: an
     understated rate stretches the window, P§10 "Whose numbers"); either also fails version-1
-    epochs. `require_anchor` fails an anchor that is still pending. Raises
+    epochs. `require_anchor` fails an anchor that is still pending. `witness_policy` (a file
+    path) adds `witnessed` to epoch games, judged with `max_rate` S (squarings per second, the
+    verifier's bound on the fastest squarer; default 9e6 for RSA groups, 1e6 for class groups)
+    and `delta_ms` δ (the verifier's clock tolerance, default 2000). Raises
     VerifyError when the game cannot be checked at all (unknown game without a saved
     acceptance, bad arguments, a server or node that cannot be asked)."""
     try:
@@ -116,12 +131,13 @@ def verify(
     except decimal.InvalidOperation:
         raise VerifyError(f"--min-margin {min_margin!r} is not a number") from None
     rate = None if min_rate is None else _rate(min_rate)
+    witness = _witness_floor(witness_policy, max_rate, delta_ms, group)
     try:
-        report = _verify(game_id, server, group, margin, rate, wait, strict_members, acceptance, rpc)
+        report = _verify(game_id, server, group, margin, rate, wait, strict_members, acceptance, rpc, witness)
     except (UsageError, ValueError, http.client.HTTPException) as e:
         raise VerifyError(str(e)) from None
     if require_anchor:
-        report = Report(report.game_id, [
+        report = replace(report, steps=[
             Step(s.name, "FAIL", f"{s.detail} (--require-anchor)")
             if s.status == "pend" and s.name in ANCHOR_STEPS else s
             for s in report.steps
@@ -129,9 +145,10 @@ def verify(
     return report
 
 
-def _rate(value: str | int) -> int:
-    """`--min-rate`: a whole number of squarings per second, at least 1 (`2000000` or `2e6`)."""
-    refuse = VerifyError(f"--min-rate {value!r} is not a rate: give squarings per second, such as 2000000 or 2e6")
+def _rate(value: str | int, flag: str = "--min-rate") -> int:
+    """`--min-rate` (or `--max-rate`): a whole number of squarings per second, at least 1
+    (`2000000` or `2e6`)."""
+    refuse = VerifyError(f"{flag} {value!r} is not a rate: give squarings per second, such as 2000000 or 2e6")
     try:
         d = decimal.Decimal(str(value))
     except decimal.InvalidOperation:
@@ -141,10 +158,45 @@ def _rate(value: str | int) -> int:
     return int(d)
 
 
-def _verify(game_id, server, group, margin, rate, wait, strict_members, acceptance, rpc) -> Report:
+def _witness_floor(path: str | None, max_rate, delta_ms, group: str) -> WitnessFloor | None:
+    """The verifier's witnesses, S and δ (P§21); None without a policy (S and δ are still checked,
+    as `vrs verify` parses its flags whether or not a policy is given)."""
+    s = None if max_rate is None else _rate(max_rate, "--max-rate")
+    if isinstance(delta_ms, bool) or not re.fullmatch(r"[0-9]+", str(delta_ms)):
+        raise VerifyError(f"--delta-ms {delta_ms!r} is not a whole number of milliseconds")
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            policy = Policy.parse(f.read())
+    except (OSError, UnicodeDecodeError, StepFail) as e:
+        raise VerifyError(f"--witness-policy {path}: {e}") from None
+    if not policy.logs:
+        raise VerifyError(f"--witness-policy {path}: it names no log (a `log <vkey>` line)")
+    return WitnessFloor(policy, default_max_rate(group) if s is None else s, int(delta_ms))
+
+
+def _verify(game_id, server, group, margin, rate, wait, strict_members, acceptance, rpc, witness) -> Report:
     grp = make_group(group)
-    args = Namespace(min_margin=margin, min_rate=rate, wait=wait, strict_members=strict_members, verbose=False)
+    args = Namespace(min_margin=margin, min_rate=rate, wait=wait, strict_members=strict_members, verbose=False,
+                     witness=witness)
     src = Source(server)
+    report = _verify_steps(game_id, src, grp, args, acceptance, rpc)
+    return replace(report, notes=_notes(src, report.game_id, witness))
+
+
+def _notes(src: Source, game_id: str, witness: WitnessFloor | None) -> list[str]:
+    """Without a policy, an epoch game's report says that `witnessed` was not run (P§21, "Without
+    witnesses"); a pool-served game, or one not resolved, gets no note. Reads the verification
+    already fetched (the cache), never the server again."""
+    status, body = src.cache.get(f"/api/v1/verify/{game_id}", (None, None))
+    proof = body.get("proof") if status == 200 and isinstance(body, dict) else None
+    if witness is not None or not isinstance(proof, dict) or proof.get("pool_served") is True:
+        return []
+    return [UNCHECKED_NOTE]
+
+
+def _verify_steps(game_id, src: Source, grp, args: Namespace, acceptance, rpc) -> Report:
     saved = Saved.read(acceptance) if acceptance else None
     if saved is None:
         if game_id is None:

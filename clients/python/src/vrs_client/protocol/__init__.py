@@ -7,5 +7,5 @@ tools/docs-verifier runs it with a bare python3). Where the documents settle a p
 cites the section. `vrs_client.verify` is the typed front end; `run.verify_game` the engine.
 
 Modules, each using only those above it: encoding, primes, rsa, classgroup, groups, ed25519,
-merkle, games, source, steps, members, run, tamper.
+merkle, witnessed, games, source, steps, members, run, tamper.
 """

@@ -10,6 +10,7 @@ from .ed25519 import ed25519_verify_strict
 from .merkle import fold_path, leaf_hash, mth
 from .games import DICE_TYPES, SICBO_TYPES, bet_leaf_bytes, cents, f_field, fmt_cents, rng_value, roll_dice, settle_dice, settle_sicbo
 from .source import Source
+from .witnessed import check_proof
 
 
 class Ctx:
@@ -368,6 +369,13 @@ def step_timing(c: Ctx) -> str:
     notes.append(f"closed {(rhs - lhs) // D} ms before its bound; effective margin "
                  + ("unbounded" if e_m == math.inf else f"{e_m / 100:.2f}") + f" (declared {margin / 100:.2f})")
     return "; ".join(notes)
+
+
+def step_witnessed(c: Ctx) -> str:
+    """P§21 "The witnessed step", only with the verifier's own --witness-policy (c.args.witness, a
+    WitnessFloor): the proof's `log` proves epoch e's plan and commitment, cosigned in time by its
+    quorum, and they are the very record this proof shows."""
+    return check_proof(c.proof, c.args.witness)
 
 
 def claimed(c: Ctx):
