@@ -2,20 +2,24 @@
 // vrs-verify: the package's verifier (src/vrs-verify.mjs, the same code the /verify page runs)
 // from the command line, in Node 20+.
 //
-//   vrs-verify [--group G] [--min-margin A] [--min-rate R] [--json] <base_url> <game_id>
+//   vrs-verify [--group G] [--min-margin A] [--min-rate R] [--witness-policy FILE [--max-rate S]
+//              [--delta-ms D]] [--json] <base_url> <game_id>
 //
-// Prints one line per step (ok, pend or FAIL, its name and what was checked) and then
-// "verified" (with what is still pending, if anything) or "NOT verified: <step> failed"; with
-// --json, one line of JSON instead:
+// Prints one line per step (ok, pend or FAIL, its name and what was checked), then each note
+// ("note <text>": what was not checked), then "verified" (with what is still pending, if
+// anything) or "NOT verified: <step> failed"; with --json, one line of JSON instead:
 // {"game_id", "status", "verified", "failed_step", "group", "game", "pool_served", "steps":
-// [{"name", "passed", "detail", "pending"?}], "dice", "elapsed_ms"}, or when there is nothing to
+// [{"name", "passed", "detail", "pending"?}], "notes", "dice", "elapsed_ms"}, or when there is nothing to
 // verify {"game_id", "status": "error", "error_kind", "error"}. Exit status 0 when verified, 1
 // when a check failed, 2 on an error (unknown or pending game, network, usage).
 
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { DEFAULT_GROUP, VerifyError, extractGameId, parseMinMargin, parseMinRate, verifyGame } from "../src/vrs-verify.mjs";
+import { parseDeltaMs, parseMaxRate, parsePolicy } from "../src/vrs-witnessed.mjs";
 
-const USAGE = `usage: vrs-verify [--group G] [--min-margin A] [--min-rate R] [--json] <base_url> <game_id>
+const USAGE = `usage: vrs-verify [--group G] [--min-margin A] [--min-rate R]
+                  [--witness-policy FILE [--max-rate S] [--delta-ms D]] [--json] <base_url> <game_id>
 
 Recomputes every check of a vrs game from the server's public API (docs/PROTOCOL.md §13),
 ignoring the server's own verdict.
@@ -30,6 +34,15 @@ ignoring the server's own verdict.
               the least squaring rate an epoch may declare, in squarings per second
               (2000000 or 2e6): an understated rate keeps epochs open longer than their
               squarings take. A version-1 epoch then fails too
+  --witness-policy FILE
+              a C2SP tlog-policy file naming your log key, witnesses and quorum: epoch
+              games then get the witnessed step (docs/PROTOCOL.md §21). Without it the
+              step is not run, and a note says what that leaves trusted
+  --max-rate S
+              S of the witnessed step: the fastest squarer you allow for, in squarings
+              per second (9000000 or 9e6); default 9e6 for RSA groups, 1e6 for class groups
+  --delta-ms D
+              your clock tolerance in the witnessed step, in ms (default 2000)
   --json      print one line of JSON instead of the checklist
   -h, --help  this text
 
@@ -47,6 +60,9 @@ function main(argv) {
         group: { type: "string", default: DEFAULT_GROUP },
         "min-margin": { type: "string" },
         "min-rate": { type: "string" },
+        "witness-policy": { type: "string" },
+        "max-rate": { type: "string" },
+        "delta-ms": { type: "string" },
         json: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
@@ -86,7 +102,52 @@ function main(argv) {
       return Promise.resolve(2);
     }
   }
-  return run(base, extractGameId(given) ?? given, { group: opts.values.group, minMargin, minRate }, opts.values.json);
+  return witnessOptions(opts.values).then((w) =>
+    w === null ? 2 : run(base, extractGameId(given) ?? given, { group: opts.values.group, minMargin, minRate, ...w }, opts.values.json),
+  );
+}
+
+/** --witness-policy, --max-rate and --delta-ms as verifyGame's options; a usage error is
+ *  reported here (null: exit 2), before anything is fetched. */
+async function witnessOptions(values) {
+  const usage = (msg) => {
+    process.stderr.write(`vrs-verify: ${msg}\n`);
+    return null;
+  };
+  let maxRate;
+  const s = values["max-rate"];
+  if (s !== undefined) {
+    // As --min-rate: written out or with an exponent, a whole number ≥ 1.
+    const n = /^[0-9]+(\.[0-9]+)?(e[0-9]+)?$/i.test(s) ? Number(s) : Number.NaN;
+    try {
+      maxRate = parseMaxRate(n);
+    } catch {
+      return usage(`--max-rate must be a whole number of squarings per second ≥ 1 (9000000 or 9e6), not ${JSON.stringify(s)}`);
+    }
+  }
+  let deltaMs;
+  const d = values["delta-ms"];
+  if (d !== undefined) {
+    try {
+      deltaMs = parseDeltaMs(/^[0-9]+$/.test(d) ? Number(d) : Number.NaN);
+    } catch {
+      return usage(`--delta-ms must be a whole number of milliseconds, not ${JSON.stringify(d)}`);
+    }
+  }
+  const file = values["witness-policy"];
+  if (file === undefined) return { maxRate, deltaMs };
+  let witnessPolicy;
+  try {
+    witnessPolicy = readFileSync(file, "utf8");
+  } catch (e) {
+    return usage(`cannot read --witness-policy ${file}: ${e.message}`);
+  }
+  try {
+    await parsePolicy(witnessPolicy);
+  } catch (e) {
+    return usage(`--witness-policy ${file}: ${e.message}`);
+  }
+  return { witnessPolicy, maxRate, deltaMs };
 }
 
 async function run(base, gameId, options, json) {
@@ -94,8 +155,8 @@ async function run(base, gameId, options, json) {
   try {
     const r = await verifyGame(base, gameId, null, options);
     if (json) {
-      const { game_id, status, verified, failed_step, steps, dice, game, pool_served, elapsed_ms } = r;
-      const out = { game_id, status, verified, failed_step, group, game, pool_served, steps, dice, elapsed_ms };
+      const { game_id, status, verified, failed_step, steps, notes, dice, game, pool_served, elapsed_ms } = r;
+      const out = { game_id, status, verified, failed_step, group, game, pool_served, steps, notes, dice, elapsed_ms };
       process.stdout.write(`${JSON.stringify(out)}\n`);
     } else {
       const width = Math.max(...r.steps.map((s) => s.name.length));
@@ -103,6 +164,8 @@ async function run(base, gameId, options, json) {
         const mark = !s.passed ? "FAIL" : s.pending ? "pend" : "ok  ";
         process.stdout.write(`${mark} ${s.name.padEnd(width)}  ${s.detail}\n`);
       }
+      // What was not checked, after the checklist and before the verdict (which stays last).
+      for (const n of r.notes) process.stdout.write(`note ${n}\n`);
       const pending = r.steps.filter((s) => s.passed && s.pending).map((s) => s.name);
       if (!r.verified) process.stdout.write(`NOT verified: ${r.failed_step} failed\n`);
       else if (pending.length) process.stdout.write(`verified: every step recomputed here passed; still pending: ${pending.join(", ")}\n`);

@@ -159,6 +159,12 @@ export interface VerifyOptions extends WaitOptions {
   minMargin?: number | null | undefined;
   /** The least squaring rate an epoch may declare for `timing` to pass (see verifyGame). */
   minRate?: number | null | undefined;
+  /** A C2SP tlog-policy's text: epoch games then get the `witnessed` step (see verifyGame). */
+  witnessPolicy?: string | null | undefined;
+  /** S of the witnessed step, squarings per second (see verifyGame). */
+  maxRate?: number | bigint | null | undefined;
+  /** δ of the witnessed step, ms (see verifyGame). */
+  deltaMs?: number | bigint | null | undefined;
   /** Called with each check as soon as it is computed (a throwing callback is ignored). */
   onStep?: ((step: Step) => void) | undefined;
 }

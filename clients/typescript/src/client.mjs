@@ -17,6 +17,7 @@
 // browsers. Types: client.d.mts beside this file.
 
 import { parseMinMargin, parseMinRate, verifyGame } from "./vrs-verify.mjs";
+import { parseDeltaMs, parseMaxRate, parsePolicy } from "./vrs-witnessed.mjs";
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -404,12 +405,18 @@ export class VrsClient {
     return status === 200 ? body : null;
   }
 
-  async verify(gameId, { group, minMargin, minRate, onStep, timeoutMs = DEFAULT_WAIT_MS, intervalMs = DEFAULT_INTERVAL_MS, signal } = {}) {
+  async verify(gameId, { group, minMargin, minRate, witnessPolicy, maxRate, deltaMs, onStep, timeoutMs = DEFAULT_WAIT_MS, intervalMs = DEFAULT_INTERVAL_MS, signal } = {}) {
     checkId(gameId, "gameId");
     if (onStep !== undefined && onStep !== null && typeof onStep !== "function") throw new TypeError("onStep must be a function");
     optionalString(group, "group");
     parseMinMargin(minMargin);
     parseMinRate(minRate);
+    // The witnessed step's inputs too, before the first request (verifyGame reads them again).
+    if (witnessPolicy !== undefined && witnessPolicy !== null) {
+      await parsePolicy(witnessPolicy);
+      if (maxRate !== undefined && maxRate !== null) parseMaxRate(maxRate);
+      if (deltaMs !== undefined && deltaMs !== null) parseDeltaMs(deltaMs);
+    }
     // Polling the verify endpoint itself: a resolved game costs one request, and a pending one
     // is waited for rather than refused.
     const body = await this.#poll(gameId, timeoutMs, intervalMs, signal, (opts) => this.verification(gameId, opts));
@@ -433,7 +440,7 @@ export class VrsClient {
       );
     };
     // The group stays the caller's choice: undefined lets the verifier require its default.
-    return verifyGame(this.baseUrl, gameId, onStep, { group, minMargin, minRate, fetch: fetchFn, body });
+    return verifyGame(this.baseUrl, gameId, onStep, { group, minMargin, minRate, witnessPolicy, maxRate, deltaMs, fetch: fetchFn, body });
   }
 
   /**

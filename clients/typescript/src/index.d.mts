@@ -7,3 +7,5 @@ export * from "./client.mjs";
 export * from "./vrs-verify.mjs";
 /** The class-group VDF of chiavdf 1.2.0: discriminants, compressed forms, the Wesolowski check. */
 export * as classgroup from "./vrs-classgroup.mjs";
+/** The witnessed step (PROTOCOL.md §21): log entries, checkpoints, cosignatures, policies. */
+export * as witnessed from "./vrs-witnessed.mjs";

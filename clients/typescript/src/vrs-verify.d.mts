@@ -6,6 +6,7 @@
 // step; only a response that is not a verification at all throws a VerifyError.
 
 import type { Discriminant } from "./vrs-classgroup.mjs";
+import type { LogEvidence } from "./vrs-witnessed.mjs";
 
 export { isClassGroupId } from "./vrs-classgroup.mjs";
 
@@ -438,6 +439,9 @@ export declare const ED25519_L: bigint;
  *  with CheckFailed. */
 export declare function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<string>;
 
+/** Whether 32 bytes are the canonical encoding of a point of edwards25519 (RFC 8032 §5.1.3). */
+export declare function isEd25519Point(bytes: Uint8Array): boolean;
+
 /** The acceptance kinds of the signed message: 1 the epoch path, 2 a pool-served game. */
 export declare const ACCEPTANCE_KIND: { readonly epoch: 1; readonly pool: 2 };
 
@@ -622,6 +626,10 @@ export declare function anchorPosition(anchor: AnchorRanges, kind: 1 | 2, number
 /** A game id: 32 lowercase hex digits. */
 export declare const GAME_ID_RE: RegExp;
 
+/** The note of a report for an epoch game verified without a witness policy: "witnessed: not
+ *  checked (no --witness-policy): …" (PROTOCOL.md §21). */
+export declare const WITNESSED_NOTE: string;
+
 /** The group verifyGame requires unless told otherwise (options.group): "rsa2048". */
 export declare const DEFAULT_GROUP: "rsa2048";
 
@@ -776,6 +784,9 @@ export interface Proof {
   bet_count?: number;
   /** The epoch's timing commitment; absent from a server before the timing rule (version 1). */
   timing?: Timing | null;
+  /** The epoch's plan and commitment in the operator's witnessed log (PROTOCOL.md §21); absent
+   *  when the service keeps no log. */
+  log?: LogEvidence | null;
 
   // Pool-served games.
   /** True for a pool-served game. */
@@ -880,7 +891,8 @@ export declare function claimsOf(body: { replay_steps?: unknown }): Claims;
 // ---------------------------------------------------------------------------------------------
 
 /** The name of every step verifyGame can report, in the order it reports them: group, bet_leaf,
- *  then an epoch game's merkle_inclusion … timing or a pool-served game's pool_batch_chain …
+ *  then an epoch game's merkle_inclusion … timing (and witnessed, with a witness policy) or a
+ *  pool-served game's pool_batch_chain …
  *  pool_bet_inclusion, then rng_value, dice, payout, acceptance and (with an anchor batch)
  *  anchor_inclusion. */
 export type StepName =
@@ -893,6 +905,7 @@ export type StepName =
   | "epoch_input"
   | "vdf_proof"
   | "timing"
+  | "witnessed"
   | "pool_batch_chain"
   | "pool_anchor"
   | "pool_batch_seed"
@@ -931,6 +944,18 @@ export interface VerifyGameOptions {
   /** The least squaring rate an epoch may declare for `timing` to pass, in squarings per second
    *  (a whole number ≥ 1; a version-1 epoch, which declares none, then fails). Absent: any. */
   minRate?: number | null | undefined;
+  /** The text of a C2SP tlog-policy (`log`, `witness`, `group`, `quorum` lines): the verifier's
+   *  own log key, witnesses and quorum. With it, an epoch game gets the `witnessed` step of
+   *  PROTOCOL.md §21; without it, the report's `notes` hold WITNESSED_NOTE. A policy that does
+   *  not parse rejects verifyGame with a RangeError. */
+  witnessPolicy?: string | null | undefined;
+  /** S of the witnessed step: the fastest squarer the verifier allows for, squarings per second
+   *  (a whole number ≥ 1). Default: 9000000 for RSA groups, 1000000 for class groups. Read only
+   *  with witnessPolicy. */
+  maxRate?: number | bigint | null | undefined;
+  /** δ of the witnessed step: the verifier's clock tolerance in ms (default 2000). Read only
+   *  with witnessPolicy. */
+  deltaMs?: number | bigint | null | undefined;
   /** The fetch function (default globalThis.fetch). */
   fetch?: FetchLike | null | undefined;
   /** An already fetched verification response, to skip the first request. */
@@ -986,6 +1011,9 @@ export interface VerifyReport {
   replay_steps: ReplayStep[];
   /** The server's own verdict (not trusted), or null. */
   server_verified: boolean | null;
+  /** What was not checked and is therefore trusted, in words: WITNESSED_NOTE for an epoch game
+   *  verified without a witness policy; else empty. */
+  notes: string[];
   /** How long the verification took (ms). */
   elapsed_ms: number;
 }

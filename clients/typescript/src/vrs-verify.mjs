@@ -890,6 +890,18 @@ function edDoubleScalarMul(a, p, b, q) {
   return r;
 }
 
+/** Whether 32 bytes are the canonical encoding of a point of edwards25519 (RFC 8032 §5.1.3):
+ *  what a verifier key must hold before it is accepted (vrs-witnessed.mjs's parseVKey). */
+export function isEd25519Point(bytes) {
+  try {
+    edDecode(bytes, "the point");
+    return true;
+  } catch (e) {
+    if (e instanceof CheckFailed) return false;
+    throw e;
+  }
+}
+
 /** B: y = 4/5, x even; RFC 8032 §5.1 gives its encoding 0x58 then 31 bytes 0x66. */
 let edBase = null;
 const ED_BASE = () => (edBase ??= edDecode(hexToBytes("58" + "66".repeat(31)), "B"));
@@ -1246,6 +1258,23 @@ export function parseMinRate(r) {
   return r;
 }
 
+/** The note a report carries for an epoch game verified without a witness policy (PROTOCOL.md
+ *  §21): the `witnessed` step was not run, so what it would exclude is trusted. */
+export const WITNESSED_NOTE =
+  "witnessed: not checked (no --witness-policy): the operator is trusted not to withhold an epoch's commitment, stage a stall or backdate its times (docs/PROTOCOL.md §21)";
+
+/** options.witnessPolicy, maxRate and deltaMs, checked: null without a policy, else {module
+ *  (vrs-witnessed.mjs), policy, maxRate (null: the group's default), deltaMs}. The module is
+ *  loaded only here, so a page that passes no policy never fetches it. */
+async function witnessInputs(options) {
+  if (options.witnessPolicy === undefined || options.witnessPolicy === null) return null;
+  const module = await import("./vrs-witnessed.mjs");
+  const policy = await module.parsePolicy(options.witnessPolicy);
+  const maxRate = options.maxRate === undefined || options.maxRate === null ? null : module.parseMaxRate(options.maxRate);
+  const deltaMs = module.parseDeltaMs(options.deltaMs ?? module.DEFAULT_DELTA_MS);
+  return { module, policy, maxRate, deltaMs };
+}
+
 /** The group verifyGame requires unless told otherwise (options.group). */
 export const DEFAULT_GROUP = "rsa2048";
 
@@ -1403,13 +1432,17 @@ const eqArr = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.l
  * the verifier, not the server, says how strong an adversary it wants excluded; a version-1
  * epoch, which declares none, then fails), `minRate` (the least squaring rate an epoch may
  * declare, in squarings per second: an understated rate keeps epochs open longer than their
- * squarings take; a version-1 epoch then fails too), `fetch` (a fetch function; default
- * globalThis.fetch), `body` (an already fetched verification response, to skip the first
- * request).
+ * squarings take; a version-1 epoch then fails too), `witnessPolicy` (the text of a C2SP
+ * tlog-policy naming the verifier's own log key, witnesses and quorum: epoch games then get the
+ * `witnessed` step of PROTOCOL.md §21; without it the report's `notes` say the step was not
+ * run), `maxRate` (S of that step, squarings per second: 9000000 for RSA groups and 1000000 for
+ * class groups by default), `deltaMs` (δ of that step, the verifier's clock tolerance: 2000 by
+ * default), `fetch` (a fetch function; default globalThis.fetch), `body` (an already fetched
+ * verification response, to skip the first request).
  * Resolves with {game_id, verified, status: "verified"|"failed", failed_step, steps, dice, game,
  * bet, pool_served, pool_index, modulus, modulus_bits, class_group, discriminant, iterations,
  * epoch, rng_value, won, payout, rule, anchor_status, anchor, replay_steps, server_verified,
- * elapsed_ms}; for a class group, modulus_bits is the discriminant's size and discriminant the
+ * notes, elapsed_ms}; for a class group, modulus_bits is the discriminant's size and discriminant the
  * server's "-0x…" string (which epoch_input checks). Throws VerifyError when there is nothing to
  * verify.
  */
@@ -1417,10 +1450,14 @@ export async function verifyGame(baseUrl, gameId, onStep, options) {
   options = options ?? {};
   const minMarginCenti = parseMinMargin(options.minMargin);
   const minRate = parseMinRate(options.minRate);
+  // The witnessed step's inputs are the verifier's own (PROTOCOL.md §21), read before anything
+  // is fetched so that a bad policy is the caller's RangeError, not a failed step.
+  const witness = await witnessInputs(options);
   const started = Date.now();
   const fetchFn = options.fetch || globalThis.fetch.bind(globalThis);
   const body = options.body || (await fetchVerification(baseUrl, gameId, fetchFn));
   const p = body.proof;
+  const notes = [];
   const bet = p.bet && typeof p.bet === "object" ? p.bet : {};
   const steps = [];
   const report = (step) => {
@@ -1712,6 +1749,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options) {
     anchor: p.anchor && typeof p.anchor === "object" ? p.anchor : null,
     replay_steps: Array.isArray(body.replay_steps) ? body.replay_steps : [],
     server_verified: body.verified ?? null,
+    notes,
     elapsed_ms: Date.now() - started,
   };
 
@@ -1912,6 +1950,25 @@ export async function verifyGame(baseUrl, gameId, onStep, options) {
         };
       }
       return checkTiming({ epoch: ei, timing: c, predecessor, prior, min_margin_centi: minMarginCenti, min_rate: minRate });
+    });
+
+    // PROTOCOL.md §21, "The witnessed step": the epoch's plan and commitment are in the
+    // operator's log, cosigned in time by a quorum of the verifier's witnesses, and they are
+    // the record judged here. Without a policy nothing times the epoch: the report says so.
+    if (!witness) {
+      notes.push(WITNESSED_NOTE);
+      return;
+    }
+    await check("witnessed", async () => {
+      const log = p.log;
+      if (log === undefined || log === null) fail(`the server publishes no witnessed log for epoch ${e}`);
+      if (typeof log !== "object") fail("the proof's log is not an object");
+      const group = options.group === undefined ? DEFAULT_GROUP : options.group ?? p.modulus;
+      return witness.module.checkWitnessed(log.plan, log.commitment, witness.policy, {
+        maxRate: witness.maxRate ?? witness.module.defaultMaxRate(group),
+        deltaMs: witness.deltaMs,
+        shown: witness.module.shownOfProof(p),
+      });
     });
   }
 

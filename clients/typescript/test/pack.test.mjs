@@ -62,7 +62,7 @@ describe("the packed tarball", { skip: skipReason() }, () => {
       execFileSync("npm", ["pack", "--json", "--pack-destination", work], { cwd: pkgDir, encoding: "utf8" }),
     );
     const files = packed.files.map((f) => f.path).sort();
-    for (const f of ["package.json", "README.md", "bin/vrs-verify.mjs", "src/index.mjs", "src/index.d.mts", "src/client.mjs", "src/client.d.mts", "src/vrs-verify.mjs", "src/vrs-verify.d.mts", "src/vrs-classgroup.mjs", "src/vrs-classgroup.d.mts"]) {
+    for (const f of ["package.json", "README.md", "bin/vrs-verify.mjs", "src/index.mjs", "src/index.d.mts", "src/client.mjs", "src/client.d.mts", "src/vrs-verify.mjs", "src/vrs-verify.d.mts", "src/vrs-classgroup.mjs", "src/vrs-classgroup.d.mts", "src/vrs-witnessed.mjs", "src/vrs-witnessed.d.mts"]) {
       assert.ok(files.includes(f), `${f} is in the tarball: ${files}`);
     }
     assert.deepEqual(files.filter((f) => f.startsWith("test/") || f.startsWith("node_modules/")), []);

@@ -12,6 +12,7 @@ import { createHash, generateKeyPairSync, sign } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import * as v from "../src/vrs-verify.mjs";
 import * as cg from "../src/vrs-classgroup.mjs";
+import { encodeCommitment, encodePlan, noteKey, operatorLog } from "./witnessed-log.mjs";
 
 const root = new URL("../../../", import.meta.url);
 const readJson = async (path) => JSON.parse(await readFile(fileURLToPath(new URL(path, root)), "utf8"));
@@ -1067,4 +1068,110 @@ test("an epoch game's signed acceptance verifies against GET /'s keys, fetched o
   g = await rsaEpochGame({ acceptance: acceptance({}, { at: 1_149_999 }), info });
   assert.deepEqual(Object.keys(g.failed), ["acceptance"]);
   assert.match(g.failed.acceptance, /does not verify/);
+});
+
+// ---------------------------------------------------------------------------------------------
+// The witnessed step (PROTOCOL.md §21) through verifyGame: the test512 epoch above, logged by an
+// operator's log made here and cosigned by two witnesses of the verifier's policy
+// ---------------------------------------------------------------------------------------------
+
+/** rsaEpochGame's game with `proof.log` holding its plan and commitment (`logged` changes what
+ *  the log says of the commitment, `times` when the witnesses cosigned), and the policy. */
+async function witnessedGame({ logged = {}, times = [1_100n, 1_150n], noLog = false } = {}) {
+  const g = await rsaEpochGame();
+  const p = g.body.proof;
+  const t = p.timing;
+  const logKey = await noteKey("vrs.test/log", 0x01);
+  const witnesses = await Promise.all(["w1.example", "w2.example"].map((n) => noteKey(n, 0x04)));
+  const policy = `# the verifier's own\nlog ${logKey.vkey}\n${witnesses.map((k, i) => `witness W${i} ${k.vkey}`).join("\n")}\ngroup both all W0 W1\nquorum both\n`;
+  const log = operatorLog(logKey);
+  const shared = {
+    epoch: p.vdfEpoch,
+    previous: t.previous_epoch,
+    iterations: p.iterations,
+    margin_centi: v.marginCenti(t.security_margin),
+    squarings_per_second: t.squarings_per_second,
+    opened_ms: t.opened_at_ms,
+  };
+  log.append(encodePlan({ ...shared, deadline_ms: t.deadline_ms }));
+  const plan = await log.logged(0, witnesses.map((k) => [k, times[0]]), 1);
+  log.append(
+    encodeCommitment({
+      ...shared,
+      bets_root: unhex(p.bets_root),
+      bet_count: p.bet_count,
+      nonce: unhex(t.nonce),
+      closed_ms: t.closed_at_ms,
+      ...logged,
+    }),
+  );
+  const commitment = await log.logged(1, witnesses.map((k) => [k, times[1]]));
+  const body = structuredClone(g.body);
+  if (!noLog) body.proof.log = { origin: "vrs.test/log", plan: [plan], commitment: [commitment] };
+  return { body, fetch: g.fetch, policy, run: g.run };
+}
+
+const stepsOf = (run) => Object.fromEntries(run.steps.map((s) => [s.name, s]));
+
+test("without a witness policy an epoch game carries the witnessed note, and no witnessed step", async () => {
+  const { run } = await rsaEpochGame();
+  assert.equal(run.verified, true);
+  assert.deepEqual(run.notes, [v.WITNESSED_NOTE]);
+  assert.equal(
+    v.WITNESSED_NOTE,
+    "witnessed: not checked (no --witness-policy): the operator is trusted not to withhold an epoch's commitment, stage a stall or backdate its times (docs/PROTOCOL.md §21)",
+  );
+  assert.ok(!run.steps.some((s) => s.name === "witnessed"));
+});
+
+test("with a witness policy an epoch game gets the witnessed step after timing, and no note", async () => {
+  const { body, fetch, policy } = await witnessedGame();
+  // T = 300 squarings: only a verifier allowing for a squarer of at most 5 a second finds
+  // 50 s between plan and commitment short enough ((50 + 1) · 5 ≤ 300).
+  const run = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512", witnessPolicy: policy, maxRate: 5 });
+  assert.deepEqual(run.steps.filter((s) => !s.passed), []);
+  assert.equal(run.verified, true);
+  assert.deepEqual(run.notes, []);
+  const names = run.steps.map((s) => s.name);
+  assert.equal(names[names.indexOf("timing") + 1], "witnessed");
+  assert.equal(
+    stepsOf(run).witnessed.detail,
+    "epoch 5: plan (entry 0) and commitment (entry 1) cosigned in time by W0, W1 (quorum 2 of (W0, W1); S = 5 squarings/s, δ = 2000 ms)",
+  );
+  // (50 + 1) · 6 > 300: a faster squarer could have evaluated candidates in between.
+  const fast = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512", witnessPolicy: policy, maxRate: 6n });
+  assert.deepEqual(fast.steps.filter((s) => !s.passed).map((s) => s.name), ["witnessed"]);
+  assert.match(stepsOf(fast).witnessed.detail, /short of the quorum 2 of \(W0, W1\); not in time: W0: plan at 1100 s, commitment at 1150 s, 50 s apart \(T_e \/ S = 300 \/ 6 allows under 50\.000 s\)/);
+  // S by default: 9000000 for an RSA group.
+  const byDefault = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512", witnessPolicy: policy });
+  assert.match(stepsOf(byDefault).witnessed.detail, /T_e \/ S = 300 \/ 9000000 allows under 0\.000 s/);
+  // δ: the commitment was cosigned at 1 150 000 ms, the deadline is 1 200 000 ms.
+  const late = await witnessedGame({ times: [1_100n, 1_203n] });
+  const r = await v.verifyGame("", BET.game_id, null, { body: late.body, fetch, group: "test512", witnessPolicy: late.policy, maxRate: 1 });
+  assert.match(stepsOf(r).witnessed.detail, /commitment at 1203 s \(after the deadline \+ δ\)/);
+  const tolerant = await v.verifyGame("", BET.game_id, null, { body: late.body, fetch, group: "test512", witnessPolicy: late.policy, maxRate: 1, deltaMs: 3_000 });
+  assert.equal(stepsOf(tolerant).witnessed.passed, true, stepsOf(tolerant).witnessed.detail);
+});
+
+test("witnessed fails when the server publishes no log, and when the logged record is not the proof's", async () => {
+  const none = await witnessedGame({ noLog: true });
+  let run = await v.verifyGame("", BET.game_id, null, { body: none.body, fetch: none.fetch, group: "test512", witnessPolicy: none.policy, maxRate: 1 });
+  assert.deepEqual(run.steps.filter((s) => !s.passed).map((s) => s.name), ["witnessed"]);
+  assert.equal(stepsOf(run).witnessed.detail, "the server publishes no witnessed log for epoch 5");
+  // Rule 3: the log's commitment holds another bet count, or another nonce, than the proof.
+  for (const [logged, says] of [
+    [{ bet_count: 2 }, "bet_count is 1, the log's commitment says 2"],
+    [{ nonce: new Uint8Array(32).fill(0x5b) }, `nonce is ${NONCE}, the log's commitment says ${"5b".repeat(32)}`],
+    [{ closed_ms: 1_299_999 }, "closed_at_ms is 1300000, the log's commitment says 1299999"],
+  ]) {
+    const g = await witnessedGame({ logged });
+    run = await v.verifyGame("", BET.game_id, null, { body: g.body, fetch: g.fetch, group: "test512", witnessPolicy: g.policy, maxRate: 1 });
+    assert.deepEqual(run.steps.filter((s) => !s.passed).map((s) => s.name), ["witnessed"]);
+    assert.equal(stepsOf(run).witnessed.detail, `the epoch record shown is not the one logged: ${says}`);
+  }
+  // A policy that does not parse is the caller's mistake, refused before anything is fetched.
+  const g = await witnessedGame();
+  await assert.rejects(v.verifyGame("", BET.game_id, null, { body: g.body, fetch: g.fetch, witnessPolicy: "quorum q\n" }), RangeError);
+  await assert.rejects(v.verifyGame("", BET.game_id, null, { body: g.body, fetch: g.fetch, witnessPolicy: g.policy, maxRate: 0 }), RangeError);
+  await assert.rejects(v.verifyGame("", BET.game_id, null, { body: g.body, fetch: g.fetch, witnessPolicy: g.policy, deltaMs: -1 }), RangeError);
 });

@@ -33,6 +33,16 @@ import {
   type VerifyReport,
 } from "../src/vrs-verify.mjs";
 import { ClassGroupError, Discriminant, FORM_SIZE, createDiscriminant, type Form } from "../src/vrs-classgroup.mjs";
+import {
+  checkWitnessed,
+  decodeLogEntry,
+  defaultMaxRate,
+  parsePolicy,
+  shownOfProof,
+  type LogEvidence,
+  type LoggedEntry,
+  type Policy,
+} from "../src/vrs-witnessed.mjs";
 
 /** Fails to compile unless A and B are the same type. */
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -104,11 +114,12 @@ async function useVerifyGame(): Promise<void> {
   same<typeof report.anchor, Anchor | null>(true);
   same<typeof report.server_verified, boolean | null>(true);
   same<typeof report.elapsed_ms, number>(true);
+  same<typeof report.notes, string[]>(true);
   const fields: (keyof VerifyReport)[] = [
     "game_id", "verified", "status", "failed_step", "steps", "dice", "game", "bet", "pool_served",
     "pool_index", "modulus", "modulus_bits", "class_group", "discriminant", "iterations", "epoch",
     "rng_value", "won", "payout", "rule", "anchor_status", "anchor", "replay_steps",
-    "server_verified", "elapsed_ms",
+    "server_verified", "notes", "elapsed_ms",
   ];
   void fields;
 
@@ -132,6 +143,11 @@ async function useVerifyGame(): Promise<void> {
   // @ts-expect-error: a pending anchor has no root
   if (a) void a.root.length;
 
+  // The witnessed step's options: a policy's text, S and δ (numbers or bigints).
+  await verifyGame("", "fedcba9876543210fedcba9876543210", null, { witnessPolicy: "quorum none\n", maxRate: 9e6, deltaMs: 2000n });
+  if (first && first.name === "witnessed") void first.detail;
+  // @ts-expect-error: the policy is text (parsePolicy's result is checkWitnessed's)
+  await verifyGame("", "fedcba9876543210fedcba9876543210", null, { witnessPolicy: { quorum: null } });
   // @ts-expect-error: the game id is a string
   await verifyGame("", 42);
   // @ts-expect-error: the callback takes a Step, not a number
@@ -208,4 +224,24 @@ async function useHelpers(): Promise<void> {
   void f;
 }
 
-void useVerifyGame, useHelpers, describe, badGroup, badOption, badKind;
+// --- the witnessed step (vrs-witnessed.mjs) -----------------------------------------------------
+
+async function useWitnessed(): Promise<void> {
+  const policy: Policy = await parsePolicy("quorum none\n");
+  const log: LogEvidence | null | undefined = proof.log;
+  const plan: LoggedEntry[] = log ? log.plan : [];
+  const detail: string = await checkWitnessed(plan, log ? log.commitment : [], policy, {
+    maxRate: defaultMaxRate(proof.modulus),
+    shown: shownOfProof(proof),
+  });
+  const e = decodeLogEntry(new Uint8Array(0));
+  if (e.kind === "plan") same<typeof e.deadline_ms, bigint>(true);
+  void detail;
+  // @ts-expect-error: S is required
+  await checkWitnessed(plan, plan, policy, {});
+  // @ts-expect-error: a logged entry's proof is a list of base64 hashes
+  const bad: LoggedEntry = { index: 0, entry: "", checkpoint: "", proof: "" };
+  void bad;
+}
+
+void useVerifyGame, useHelpers, useWitnessed, describe, badGroup, badOption, badKind;

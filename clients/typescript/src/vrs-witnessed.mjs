@@ -1,0 +1,634 @@
+// vrs verifier: the `witnessed` step (docs/PROTOCOL.md §21, "The witnessed log").
+//
+// An epoch's plan and commitment are entries of the operator's log (RFC 6962 over SHA-256),
+// included in C2SP signed-note checkpoints that the verifier's own witnesses cosigned
+// (cosignature/v1) with their clocks' Unix seconds. The step passes when a quorum of the
+// verifier's policy (C2SP tlog-policy) cosigned both in time:
+//
+//   1000 · t_p(w) ≤ opened_e + δ          the plan was public as the epoch opened
+//   1000 · t_c(w) ≤ deadline_e + δ        the commitment by the deadline (else the epoch is void)
+//   (t_c(w) − t_p(w) + 1) · S ≤ T_e       less than T_e / S seconds from plan to commitment
+//
+// S and δ are the verifier's, never the operator's. Integers only (BigInt). Mirrors the Rust
+// reference, protocol/src/tlog/{witnessed,note,policy,tree,entry}.rs, and its words where the
+// shared vector (docs/test-vectors/witnessed.json) records them. Plain ES module, no
+// dependencies, browser-safe: SHA-256 through WebCrypto (vrs-verify.mjs's sha256), base64 by a
+// strict decoder of its own (no Buffer), Ed25519 by vrs-verify.mjs's BigInt verifier.
+//
+// vrs-verify.mjs loads this module only when it is given a policy (a dynamic import), so a page
+// that never passes one need not serve this file.
+
+import {
+  CheckFailed,
+  bytesToHex,
+  bytesToBigInt,
+  bytesEqual,
+  concat,
+  hexToBytes,
+  isEd25519Point,
+  leafHash,
+  marginCenti,
+  rootFromPath,
+  sha256,
+  verifyEd25519,
+} from "./vrs-verify.mjs";
+
+const fail = (msg) => {
+  throw new CheckFailed(msg);
+};
+const utf8 = new TextEncoder();
+// Rust's `{:?}` of a string, near enough for messages: quoted, with escapes.
+const quoted = (s) => JSON.stringify(String(s));
+
+/** Signature type of the log's Ed25519 note key. */
+export const ALG_ED25519 = 0x01;
+/** Signature type of a witness's timestamped cosignature (cosignature/v1). */
+export const ALG_COSIGNATURE_V1 = 0x04;
+/** The verifier's clock tolerance δ unless told otherwise (ms). */
+export const DEFAULT_DELTA_MS = 2000;
+
+/** S unless told otherwise: 1 000 000 squarings/s for class groups (about 1.4 × Chia's fastest
+ *  reported timelord), 9 000 000 for RSA groups (the FPGA class of §10). */
+export function defaultMaxRate(group) {
+  return String(group ?? "").toLowerCase().startsWith("classgroup") ? 1_000_000n : 9_000_000n;
+}
+
+/** maxRate (S, squarings per second) as a BigInt: a whole number ≥ 1 (a safe-integer Number or
+ *  a BigInt below 2^64); anything else is the caller's mistake (RangeError). */
+export function parseMaxRate(r) {
+  const ok = (typeof r === "number" && Number.isSafeInteger(r)) || typeof r === "bigint";
+  if (!ok || BigInt(r) < 1n || BigInt(r) >= 1n << 64n) {
+    throw new RangeError(`maxRate must be a whole number of squarings per second ≥ 1, not ${String(r)}`);
+  }
+  return BigInt(r);
+}
+
+/** deltaMs (δ) as a BigInt: a whole number of milliseconds ≥ 0 (RangeError otherwise). */
+export function parseDeltaMs(d) {
+  const ok = (typeof d === "number" && Number.isSafeInteger(d)) || typeof d === "bigint";
+  if (!ok || BigInt(d) < 0n || BigInt(d) >= 1n << 64n) {
+    throw new RangeError(`deltaMs must be a whole number of milliseconds ≥ 0, not ${String(d)}`);
+  }
+  return BigInt(d);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Base64 (RFC 4648 standard alphabet, strict)
+// ---------------------------------------------------------------------------------------------
+
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/** Standard base64 to bytes, as strictly as Rust's BASE64_STANDARD: padding required, no
+ *  whitespace, and the unused low bits of the last symbol zero, so that one byte string has one
+ *  spelling (atob accepts all three). Throws CheckFailed naming `what`. */
+export function base64ToBytes(text, what = "value") {
+  if (typeof text !== "string" || text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) {
+    fail(`${what} is not base64`);
+  }
+  const pad = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
+  const out = new Uint8Array((text.length / 4) * 3 - pad);
+  let acc = 0;
+  let bits = 0;
+  let at = 0;
+  for (let i = 0; i < text.length - pad; i++) {
+    acc = (acc << 6) | B64.indexOf(text[i]);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[at++] = (acc >> bits) & 0xff;
+    }
+  }
+  if ((acc & ((1 << bits) - 1)) !== 0) fail(`${what} is not canonical base64 (trailing bits set)`);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries (§21 "Entries"): strict, so one entry has one meaning
+// ---------------------------------------------------------------------------------------------
+
+const KINDS = ["operator", "plan", "commitment", "void", "pool-batch"];
+
+/**
+ * Decodes an entry's bytes: {kind, …fields} with u64 fields as BigInt, u32 margin_centi as a
+ * Number and byte strings as Uint8Array; field names as protocol/src/tlog/entry.rs. An unknown
+ * tag, or bytes missing or left over, throws CheckFailed ("not a log entry: …").
+ */
+export function decodeLogEntry(bytes) {
+  let at = 0;
+  const bad = (m) => fail(`not a log entry: ${m}`);
+  const take = (n) => {
+    if (at + n > bytes.length) bad(`short entry (${bytes.length} bytes)`);
+    at += n;
+    return bytes.slice(at - n, at);
+  };
+  const int = (n) => bytesToBigInt(take(n));
+  const u64 = () => int(8);
+  const text = (b, what) => {
+    try {
+      return new TextDecoder("utf-8", { fatal: true }).decode(b);
+    } catch {
+      return bad(`${what} is not UTF-8`);
+    }
+  };
+  const tag = text(take(Number(int(1))), "tag");
+  const kind = tag.startsWith("vrs/log/") ? tag.slice(8) : null;
+  let e;
+  switch (KINDS.includes(kind) ? kind : null) {
+    case "operator":
+      e = { kind, stamped_ms: u64() };
+      e.group = text(take(Number(int(2))), "group");
+      Object.assign(e, { acceptance_key: take(32), anchor_chain_id: u64(), anchor_address: take(20) });
+      break;
+    case "plan":
+      e = { kind, epoch: u64(), previous: u64(), iterations: u64(), margin_centi: Number(int(4)) };
+      Object.assign(e, { squarings_per_second: u64(), opened_ms: u64(), deadline_ms: u64() });
+      break;
+    case "commitment":
+      e = { kind, epoch: u64(), previous: u64(), bets_root: take(32), bet_count: u64(), nonce: take(32) };
+      Object.assign(e, { iterations: u64(), margin_centi: Number(int(4)), squarings_per_second: u64() });
+      Object.assign(e, { opened_ms: u64(), closed_ms: u64() });
+      break;
+    case "void":
+      e = { kind, epoch: u64(), stamped_ms: u64() };
+      break;
+    case "pool-batch":
+      e = { kind, batch: u64(), first_index: u64(), size: u64(), prev_root: take(32), anchor_epoch: u64() };
+      Object.assign(e, { seed: take(32), root: take(32), committed_ms: u64() });
+      break;
+    default:
+      bad(`unknown tag ${quoted(tag)}`);
+  }
+  if (at !== bytes.length) bad(`${bytes.length - at} bytes after the ${kind} entry`);
+  return e;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys and signed notes (C2SP signed-note, tlog-checkpoint, tlog-cosignature)
+// ---------------------------------------------------------------------------------------------
+
+/** A key name of C2SP signed-note: not empty, no Unicode space, no '+'. */
+const validKeyName = (name) => name !== "" && !/[\p{White_Space}+]/u.test(name);
+
+const hex8 = (id) => id.toString(16).padStart(8, "0");
+
+/** The key ID of a note key: SHA-256(name ‖ 0x0A ‖ alg ‖ public key)[:4], big-endian. */
+export async function keyId(name, alg, publicKey) {
+  const h = await sha256(concat(utf8.encode(name), Uint8Array.of(0x0a, alg), publicKey));
+  return Number(bytesToBigInt(h.subarray(0, 4)));
+}
+
+/** Parses a verifier key `name+<8 hex key ID>+base64(alg ‖ 32-byte Ed25519 key)` of type 0x01 or
+ *  0x04 (the base64 part may hold '+': split on the first two only) and checks its key ID:
+ *  {name, id, alg, publicKey, text}. Throws CheckFailed. */
+export async function parseVKey(text) {
+  const s = String(text);
+  const bad = () => fail(`${quoted(s)} is not a verifier key (name+keyid+base64)`);
+  const i = s.indexOf("+");
+  const j = i < 0 ? -1 : s.indexOf("+", i + 1);
+  if (j < 0) bad();
+  const [name, id16, key64] = [s.slice(0, i), s.slice(i + 1, j), s.slice(j + 1)];
+  if (!validKeyName(name) || !/^[0-9a-fA-F]{8}$/.test(id16)) bad();
+  let key;
+  try {
+    key = base64ToBytes(key64);
+  } catch {
+    bad();
+  }
+  if (key.length !== 33 || (key[0] !== ALG_ED25519 && key[0] !== ALG_COSIGNATURE_V1)) {
+    fail(`${quoted(s)}: only Ed25519 keys (type 0x01 or 0x04) are supported`);
+  }
+  const publicKey = key.slice(1);
+  if (!isEd25519Point(publicKey)) fail(`${quoted(s)}: not an Ed25519 public key`);
+  const id = parseInt(id16, 16);
+  if ((await keyId(name, key[0], publicKey)) !== id) fail(`${quoted(s)}: the key ID does not match the key`);
+  return { name, id, alg: key[0], publicKey, text: s };
+}
+
+const NOTE_MAX_BYTES = 1_000_000;
+const NOTE_MAX_SIGNATURES = 100;
+const U64_MAX = (1n << 64n) - 1n;
+
+/**
+ * Parses a signed note holding a C2SP checkpoint, without verifying anything: {text (the
+ * signed bytes: the note up to and including the newline before the blank line), origin, size
+ * (BigInt), root (32 bytes), signatures: [{name, id, sig}]}. As the signed_note and tlog_tiles
+ * crates: UTF-8 with no control character but newline, the last blank line splits text from
+ * signature lines (`— <name> base64(key ID ‖ signature)`), at most 100 of them; the text is
+ * origin, decimal size, base64 root, then non-empty extension lines. Throws CheckFailed
+ * ("malformed checkpoint: …").
+ */
+export function parseCheckpointNote(note) {
+  const bad = (m) => fail(`malformed checkpoint: ${m}`);
+  if (typeof note !== "string") bad("not a string");
+  // A lone surrogate is not UTF-8: the Rust side refuses such a note as a whole.
+  if (/\p{Cs}/u.test(note) || /[\u0000-\u0009\u000b-\u001f]/.test(note)) bad("malformed note");
+  if (utf8.encode(note).length > NOTE_MAX_BYTES) bad("malformed note");
+  const split = note.lastIndexOf("\n\n");
+  if (split < 0) bad("malformed note");
+  const text = note.slice(0, split + 1);
+  let sigs = note.slice(split + 2);
+  if (!sigs.endsWith("\n")) bad("malformed note");
+  sigs = sigs.slice(0, -1);
+  const signatures = [];
+  for (const line of sigs.split("\n")) {
+    if (!line.startsWith("— ")) bad("malformed note");
+    const rest = line.slice(2);
+    const sp = rest.indexOf(" ");
+    if (sp < 0) bad("malformed note");
+    const name = rest.slice(0, sp);
+    let raw;
+    try {
+      raw = base64ToBytes(rest.slice(sp + 1));
+    } catch {
+      bad("malformed note");
+    }
+    if (raw.length < 5 || !validKeyName(name)) bad("malformed note");
+    if (signatures.length === NOTE_MAX_SIGNATURES) bad("malformed note");
+    signatures.push({ name, id: Number(bytesToBigInt(raw.subarray(0, 4))), sig: raw.slice(4) });
+  }
+  // The checkpoint body: text ends with "\n", so the last piece of the split is empty.
+  const lines = text.split("\n").slice(0, -1);
+  if (lines.length < 3 || lines[0] === "" || lines.slice(3).some((l) => l === "")) bad("malformed checkpoint");
+  if (!/^(0|[1-9][0-9]*)$/.test(lines[1]) || BigInt(lines[1]) > U64_MAX) bad("malformed checkpoint");
+  let root;
+  try {
+    root = base64ToBytes(lines[2]);
+  } catch {
+    bad("malformed checkpoint");
+  }
+  if (root.length !== 32) bad("malformed checkpoint");
+  return { text, origin: lines[0], size: BigInt(lines[1]), root, signatures };
+}
+
+/** The bytes a cosignature/v1 signs: "cosignature/v1\ntime " ‖ decimal(t) ‖ "\n" ‖ checkpoint
+ *  text. */
+export function cosignedMessage(checkpointText, t) {
+  const text = typeof checkpointText === "string" ? utf8.encode(checkpointText) : checkpointText;
+  return concat(utf8.encode(`cosignature/v1\ntime ${BigInt(t)}\n`), text);
+}
+
+/** Whether `sig` (key ID stripped) is `key`'s valid signature on the checkpoint text: a plain
+ *  Ed25519 signature for a log key; u64(t) ‖ Ed25519 signature over cosignedMessage for a
+ *  witness's, with 0 < t ≤ 2^63 − 1 (as the Rust reference). */
+async function signatureHolds(key, textBytes, sig) {
+  let message = textBytes;
+  let ed = sig;
+  if (key.alg === ALG_COSIGNATURE_V1) {
+    if (sig.length < 8) return false;
+    const t = bytesToBigInt(sig.subarray(0, 8));
+    if (t === 0n || t > (1n << 63n) - 1n) return false;
+    message = cosignedMessage(textBytes, t);
+    ed = sig.subarray(8);
+  }
+  if (ed.length !== 64) return false;
+  try {
+    await verifyEd25519(key.publicKey, message, ed);
+    return true;
+  } catch (e) {
+    if (e instanceof CheckFailed) return false;
+    throw e;
+  }
+}
+
+/**
+ * Verifies a signed checkpoint (C2SP signed-note) against the log's key and any witness keys:
+ * the log's signature must be present and valid; every line of a known witness (same name and
+ * key ID) must verify, one that fails rejects the note; lines of unknown keys are ignored; a
+ * repeated line of one key counts once (its first). Resolves with {origin, size, root, text,
+ * cosignatures: [{name, id, time}]} (time: the cosigned Unix second, BigInt), or rejects with
+ * CheckFailed ("unknown origin …", "signature: …", "malformed checkpoint: …").
+ */
+export async function verifyCheckpoint(note, logKey, witnessKeys = []) {
+  const cp = parseCheckpointNote(note);
+  if (cp.origin !== logKey.name) fail(`unknown origin ${quoted(cp.origin)}`);
+  const textBytes = utf8.encode(cp.text);
+  const same = (k, s) => k.name === s.name && k.id === s.id;
+  // The log's own signature first: without it the note is refused whatever else it holds.
+  const logSig = cp.signatures.find((s) => same(logKey, s));
+  if (!logSig) fail("signature: note has no verifiable signatures");
+  if (!(await signatureHolds(logKey, textBytes, logSig.sig))) {
+    fail(`signature: invalid signature for key ${logKey.name}+${hex8(logKey.id)}`);
+  }
+  const cosignatures = [];
+  const seen = new Set();
+  for (const s of cp.signatures) {
+    const who = `${s.name}+${hex8(s.id)}`;
+    if (same(logKey, s) || seen.has(who)) continue;
+    const known = witnessKeys.filter((k) => same(k, s));
+    if (known.length === 0) continue;
+    if (known.length > 1) fail(`signature: ambiguous key ${who}`);
+    seen.add(who);
+    if (!(await signatureHolds(known[0], textBytes, s.sig))) fail(`signature: invalid signature for key ${who}`);
+    cosignatures.push({ name: s.name, id: s.id, time: bytesToBigInt(s.sig.subarray(0, 8)) });
+  }
+  return { origin: cp.origin, size: cp.size, root: cp.root, text: cp.text, cosignatures };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The verifier's policy (C2SP tlog-policy)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Parses a C2SP tlog-policy: `log <vkey> [url]`, `witness <name> <vkey> [url]`, `group <name>
+ * all|any|<k> <member>…`, `quorum <name>|none`, `#` comment lines. As policy.rs: names refer only
+ * to lines above; exactly one quorum line; no key listed twice; a log key is of type 0x01, a
+ * witness key of type 0x04. Resolves with {logs: [{key, url}], witnesses: [{name, key, url}],
+ * rules: Map(name → {witness} | {k, members}), quorum: name or null (`quorum none`)}; rejects
+ * with RangeError ("policy line N: …"): a policy is the verifier's own input, not the server's.
+ */
+export async function parsePolicy(text) {
+  if (typeof text !== "string") throw new RangeError("the witness policy is not text");
+  const logs = [];
+  const witnesses = [];
+  const rules = new Map();
+  const keys = new Set();
+  let quorum;
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const at = (m) => new RangeError(`policy line ${i + 1}: ${m}`);
+    const words = lines[i].replace(/\r$/, "").split(/[ \t]/).filter((w) => w !== "");
+    if (words.length === 0 || words[0].startsWith("#")) continue;
+    const [first, ...rest] = words;
+    const vkey = async (s, alg, what) => {
+      let key;
+      try {
+        key = await parseVKey(s);
+      } catch (e) {
+        throw at(e.message);
+      }
+      if (key.alg !== alg) throw at(what);
+      const pk = bytesToHex(key.publicKey);
+      if (keys.has(pk)) throw at("this key is listed twice");
+      keys.add(pk);
+      return key;
+    };
+    const taken = (name) => {
+      if (name === "none" || rules.has(name)) throw at(`the name ${quoted(name)} is taken`);
+    };
+    if (first === "log") {
+      if (rest.length < 1 || rest.length > 2) throw at("log takes a vkey and an optional URL");
+      const key = await vkey(rest[0], ALG_ED25519, "a log key is an Ed25519 note key (type 0x01)");
+      logs.push({ key, url: rest[1] ?? null });
+    } else if (first === "witness") {
+      if (rest.length < 2 || rest.length > 3) throw at("witness takes a name, a vkey and an optional URL");
+      const name = rest[0];
+      taken(name);
+      const key = await vkey(rest[1], ALG_COSIGNATURE_V1, "a witness key is a cosignature/v1 key (type 0x04)");
+      rules.set(name, { witness: key });
+      witnesses.push({ name, key, url: rest[2] ?? null });
+    } else if (first === "group") {
+      if (rest.length < 2) throw at("group takes a name, all|any|k and members");
+      const [name, k, ...members] = rest;
+      if (members.length === 0) throw at("a group needs at least one member");
+      taken(name);
+      const seen = new Set();
+      for (const m of members) {
+        if (!rules.has(m)) throw at(`${quoted(m)} is not defined above`);
+        if (seen.has(m)) throw at(`${quoted(m)} is listed twice`);
+        seen.add(m);
+      }
+      // k: a plain decimal in 1..=members (Rust's usize parse also takes "+2"; this does not).
+      let need;
+      if (k === "all") need = members.length;
+      else if (k === "any") need = 1;
+      else if (/^[1-9][0-9]*$/.test(k) && Number(k) <= members.length) need = Number(k);
+      else throw at(`${quoted(k)} is not all, any or 1..=${members.length}`);
+      rules.set(name, { k: need, members });
+    } else if (first === "quorum") {
+      if (quorum !== undefined) throw at("a policy has exactly one quorum line");
+      if (rest.length !== 1) throw at("quorum takes one name");
+      if (rest[0] === "none") quorum = null;
+      else if (rules.has(rest[0])) quorum = rest[0];
+      else throw at(`${quoted(rest[0])} is not defined above`);
+    } else {
+      throw at(`unknown keyword ${quoted(first)}`);
+    }
+  }
+  if (quorum === undefined) throw new RangeError("the policy has no quorum line");
+  return { logs, witnesses, rules, quorum };
+}
+
+/** Whether a set of witnesses (by the policy's names) satisfies the policy's quorum. */
+export function quorumSatisfied(policy, names) {
+  const have = new Set(names);
+  const holds = (name) => {
+    const r = policy.rules.get(name);
+    if (!r) return false;
+    if (r.witness) return have.has(name);
+    return r.members.filter(holds).length >= r.k;
+  };
+  return policy.quorum === null || holds(policy.quorum);
+}
+
+/** The quorum in words, as policy.rs says it: `2 of (W0, W1, W2)`. */
+export function describeQuorum(policy) {
+  const rule = (name) => {
+    const r = policy.rules.get(name);
+    return !r || r.witness ? name : `${r.k} of (${r.members.map(rule).join(", ")})`;
+  };
+  return policy.quorum === null ? "none (no cosignature required)" : rule(policy.quorum);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The step
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Proves one LoggedEntry ({index, entry: hex, checkpoint: signed note, proof: [base64 hash]})
+ * under the policy: its checkpoint verifies under the `log` key named by its origin, with every
+ * policy witness's cosignature; its audit path leads from SHA-256(0x00 ‖ entry) at its index to
+ * the checkpoint's root; its bytes decode. Resolves with {entry, index, size, cosignatures}, or
+ * rejects with CheckFailed.
+ */
+export async function proveEntry(logged, policy) {
+  if (logged === null || typeof logged !== "object") fail("a logged entry is not an object");
+  let bytes;
+  try {
+    bytes = hexToBytes(logged.entry, undefined, "the entry");
+  } catch {
+    fail("the entry is not hex");
+  }
+  const index = logged.index;
+  if (!Number.isSafeInteger(index) || index < 0) fail("the entry's index is not a count");
+  if (typeof logged.checkpoint !== "string" || logged.checkpoint === "") fail("the checkpoint is empty");
+  const origin = logged.checkpoint.split("\n")[0];
+  const log = policy.logs.find((l) => l.key.name === origin);
+  if (!log) fail(`the policy names no log with origin ${quoted(origin)}`);
+  let cp;
+  try {
+    cp = await verifyCheckpoint(logged.checkpoint, log.key, policy.witnesses.map((w) => w.key));
+  } catch (e) {
+    if (e instanceof CheckFailed) fail(`checkpoint of entry ${index}: ${e.message}`);
+    throw e;
+  }
+  if (!Array.isArray(logged.proof)) fail(`the proof of entry ${index} is not a list`);
+  const path = logged.proof.map((h) => {
+    const b = (() => {
+      try {
+        return base64ToBytes(h);
+      } catch {
+        return null;
+      }
+    })();
+    return b && b.length === 32 ? b : fail(`${quoted(h)} is not a base64 SHA-256 hash`);
+  });
+  if (BigInt(index) >= cp.size) fail(`entry ${index} is not in a tree of ${cp.size}`);
+  let root = null;
+  try {
+    root = await rootFromPath(await leafHash(bytes), index, cp.size, path);
+  } catch (e) {
+    if (!(e instanceof CheckFailed)) throw e;
+  }
+  // One message for every way the path fails (too long, too short, another root), as Rust's.
+  if (!root || !bytesEqual(root, cp.root)) {
+    fail(`the inclusion proof of entry ${index} in ${cp.size}: invalid transparency proof`);
+  }
+  return { entry: decodeLogEntry(bytes), index, size: cp.size, cosignatures: cp.cosignatures };
+}
+
+/** One entry proven in each of its checkpoints (witnesses may cosign different sizes): all of
+ *  one index and bytes, with each witness key's EARLIEST cosigned second over them. */
+async function proveAll(what, list, policy) {
+  if (!Array.isArray(list)) fail(`the log's ${what} list is not a list`);
+  const first = list[0];
+  if (first === undefined) fail(`no cosigned checkpoint holds the ${what}`);
+  if (first === null || typeof first !== "object") fail(`the ${what}'s first logged entry is not an object`);
+  // Keyed by name and key ID: a stranger's key under a policy witness's name is no witness.
+  const earliest = new Map();
+  let entry;
+  for (const l of list) {
+    if (l === null || typeof l !== "object" || l.index !== first.index || l.entry !== first.entry) {
+      fail(`the ${what}'s checkpoints name different entries (${first.index} and ${l && l.index})`);
+    }
+    let p;
+    try {
+      p = await proveEntry(l, policy);
+    } catch (e) {
+      if (e instanceof CheckFailed) fail(`the ${what}: ${e.message}`);
+      throw e;
+    }
+    for (const c of p.cosignatures) {
+      const who = `${c.name}+${hex8(c.id)}`;
+      if (!earliest.has(who) || c.time < earliest.get(who)) earliest.set(who, c.time);
+    }
+    entry = p.entry;
+  }
+  return { entry, index: first.index, earliest };
+}
+
+/** T / S in seconds to three decimals, from integers (rounded half up). */
+function seconds3(t, s) {
+  const q = (t * 2000n + s) / (2n * s);
+  return `${q / 1000n}.${String(q % 1000n).padStart(3, "0")}`;
+}
+
+/**
+ * The record a verifier was shown for epoch e, from a proof (GET /api/v1/verify's `proof`): what
+ * the logged entries must equal (§21 "The witnessed step", rule 3). Strings: decimal integers
+ * and lowercase hex. Throws CheckFailed for a member that is missing or malformed.
+ */
+export function shownOfProof(proof) {
+  const p = proof ?? {};
+  const t = p.timing && typeof p.timing === "object" ? p.timing : {};
+  const n = (v, what) => {
+    if (!Number.isSafeInteger(v) || v < 0) fail(`${what} is missing or not a count`);
+    return String(v);
+  };
+  return {
+    epoch: n(p.vdfEpoch, "vdfEpoch"),
+    previous_epoch: n(t.previous_epoch, "timing.previous_epoch"),
+    bets_root: bytesToHex(hexToBytes(p.bets_root, 32, "bets_root")),
+    bet_count: n(p.bet_count, "bet_count"),
+    nonce: bytesToHex(hexToBytes(t.nonce, 32, "timing.nonce")),
+    iterations: n(p.iterations, "iterations"),
+    margin_centi: String(marginCenti(t.security_margin, "timing.security_margin")),
+    squarings_per_second: n(t.squarings_per_second, "timing.squarings_per_second"),
+    opened_at_ms: n(t.opened_at_ms, "timing.opened_at_ms"),
+    closed_at_ms: n(t.closed_at_ms, "timing.closed_at_ms"),
+    deadline_ms: n(t.deadline_ms, "timing.deadline_ms"),
+  };
+}
+
+/** Rule 3: the record judged is the logged one. Every shown field must equal the logged
+ *  commitment's, and the plan's shared fields and deadline must equal them too. */
+function checkShown(plan, c, shown) {
+  const str = (v) => (v instanceof Uint8Array ? bytesToHex(v) : String(v));
+  const fields = [
+    ["epoch", "commitment", c.epoch, shown.epoch],
+    ["previous_epoch", "commitment", c.previous, shown.previous_epoch],
+    ["bets_root", "commitment", c.bets_root, shown.bets_root],
+    ["bet_count", "commitment", c.bet_count, shown.bet_count],
+    ["nonce", "commitment", c.nonce, shown.nonce],
+    ["iterations", "commitment", c.iterations, shown.iterations],
+    ["security_margin (hundredths)", "commitment", c.margin_centi, shown.margin_centi],
+    ["squarings_per_second", "commitment", c.squarings_per_second, shown.squarings_per_second],
+    ["opened_at_ms", "commitment", c.opened_ms, shown.opened_at_ms],
+    ["closed_at_ms", "commitment", c.closed_ms, shown.closed_at_ms],
+    ["deadline_ms", "plan", plan.deadline_ms, shown.deadline_ms],
+    ["previous_epoch", "plan", plan.previous, shown.previous_epoch],
+    ["iterations", "plan", plan.iterations, shown.iterations],
+    ["security_margin (hundredths)", "plan", plan.margin_centi, shown.margin_centi],
+    ["squarings_per_second", "plan", plan.squarings_per_second, shown.squarings_per_second],
+    ["opened_at_ms", "plan", plan.opened_ms, shown.opened_at_ms],
+  ];
+  for (const [name, whose, logged, served] of fields) {
+    if (str(logged) !== String(served)) {
+      fail(`the epoch record shown is not the one logged: ${name} is ${served}, the log's ${whose} says ${str(logged)}`);
+    }
+  }
+}
+
+/**
+ * The `witnessed` step over an epoch's plan and commitment, each a list of LoggedEntry (the
+ * same entry in every checkpoint the operator holds cosigned for it). `policy`: parsePolicy's
+ * result (or policy text, parsed here). Options: `maxRate` (S, required), `deltaMs` (δ, default
+ * 2000), `shown` (shownOfProof's record: rule 3, checked once the rest passes). Resolves with a
+ * detail string, or rejects with CheckFailed.
+ */
+export async function checkWitnessed(planList, commitmentList, policy, options = {}) {
+  if (typeof policy === "string") policy = await parsePolicy(policy);
+  const S = parseMaxRate(options.maxRate);
+  const delta = parseDeltaMs(options.deltaMs ?? DEFAULT_DELTA_MS);
+  const p = await proveAll("plan", planList, policy);
+  const c = await proveAll("commitment", commitmentList, policy);
+  if (p.entry.kind !== "plan") fail(`entry ${p.index} is a ${p.entry.kind}, not a plan`);
+  if (c.entry.kind !== "commitment") fail(`entry ${c.index} is a ${c.entry.kind}, not a commitment`);
+  const plan = p.entry;
+  const e = plan.epoch;
+  if (e !== c.entry.epoch) fail(`the plan is epoch ${e}'s and the commitment epoch ${c.entry.epoch}'s`);
+  if (p.index >= c.index) fail("the commitment comes before the plan in the log");
+
+  const inTime = [];
+  const late = [];
+  for (const w of policy.witnesses) {
+    const who = `${w.key.name}+${hex8(w.key.id)}`;
+    const tp = p.earliest.get(who);
+    const tc = c.earliest.get(who);
+    if (tp === undefined || tc === undefined) continue;
+    const window = tc > tp ? tc - tp : 0n;
+    const okPlan = tp * 1000n <= plan.opened_ms + delta;
+    const okClose = tc * 1000n <= plan.deadline_ms + delta;
+    const okWindow = tc >= tp && (window + 1n) * S <= plan.iterations;
+    if (okPlan && okClose && okWindow) {
+      inTime.push(w.name);
+    } else {
+      late.push(
+        `${w.name}: plan at ${tp} s${okPlan ? "" : " (after the opening + δ)"}, ` +
+          `commitment at ${tc} s${okClose ? "" : " (after the deadline + δ)"}, ${window} s apart` +
+          (okWindow ? "" : ` (T_e / S = ${plan.iterations} / ${S} allows under ${seconds3(plan.iterations, S)} s)`),
+      );
+    }
+  }
+  const quorum = describeQuorum(policy);
+  if (!quorumSatisfied(policy, inTime)) {
+    fail(
+      `epoch ${e}: cosigned in time by [${inTime.join(", ")}], short of the quorum ${quorum}` +
+        (late.length ? `; not in time: ${late.join("; ")}` : ""),
+    );
+  }
+  if (options.shown) checkShown(plan, c.entry, options.shown);
+  return (
+    `epoch ${e}: plan (entry ${p.index}) and commitment (entry ${c.index}) cosigned in time by ` +
+    `${inTime.length ? inTime.join(", ") : "no witness"} (quorum ${quorum}; S = ${S} squarings/s, δ = ${delta} ms)`
+  );
+}
