@@ -753,14 +753,18 @@ async fn the_witnessed_log_appends_in_order(s: &dyn Store) {
         Some((3, "three".to_owned()))
     );
     assert_eq!(
-        s.log_checkpoint_covering(0).await.unwrap(),
-        Some((2, "two, cosigned".to_owned()))
+        s.log_checkpoints_covering(0, 10).await.unwrap(),
+        [(2, "two, cosigned".to_owned()), (3, "three".to_owned())]
     );
     assert_eq!(
-        s.log_checkpoint_covering(2).await.unwrap(),
-        Some((3, "three".to_owned()))
+        s.log_checkpoints_covering(0, 1).await.unwrap(),
+        [(2, "two, cosigned".to_owned())]
     );
-    assert_eq!(s.log_checkpoint_covering(3).await.unwrap(), None);
+    assert_eq!(
+        s.log_checkpoints_covering(2, 10).await.unwrap(),
+        [(3, "three".to_owned())]
+    );
+    assert!(s.log_checkpoints_covering(3, 10).await.unwrap().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -343,8 +343,8 @@ fn three_witnesses_time_an_epoch_and_a_withheld_commitment_fails_the_witnessed_s
     let cp_commit1 = push_all(&log, &ws, 2, &mut sizes);
     let mirror = log.prefix(log.size());
     let ok = witnessed::check(
-        &logged(&mirror, 1, &cp_plan1),
-        &logged(&mirror, 2, &cp_commit1),
+        &[logged(&mirror, 1, &cp_plan1)],
+        &[logged(&mirror, 2, &cp_commit1)],
         &floor,
     )
     .unwrap();
@@ -358,8 +358,8 @@ fn three_witnesses_time_an_epoch_and_a_withheld_commitment_fails_the_witnessed_s
     let cp_commit2 = push_all(&log, &ws, 4, &mut sizes);
     let mirror = log.prefix(log.size());
     let err = witnessed::check(
-        &logged(&mirror, 3, &cp_commit1),
-        &logged(&mirror, 4, &cp_commit2),
+        &[logged(&mirror, 3, &cp_commit1)],
+        &[logged(&mirror, 4, &cp_commit2)],
         &floor,
     )
     .unwrap_err();
