@@ -619,7 +619,12 @@ mod tests {
         let mut w = world(2);
         let p = w.add(&plan(), T0 / 1000, &[0, 1, 2]);
         let c = w.add(&commitment(T0 + 3_000), T0 / 1000 + 3, &[0, 2]);
-        let ok = check(&[p.clone()], &[c.clone()], &floor(&w)).unwrap();
+        let ok = check(
+            std::slice::from_ref(&p),
+            std::slice::from_ref(&c),
+            &floor(&w),
+        )
+        .unwrap();
         assert_eq!(ok.in_time, vec!["W0", "W2"]);
     }
 
@@ -629,7 +634,12 @@ mod tests {
         let mut w = world(2);
         let p = w.add(&plan(), T0 / 1000, &[0, 1, 2]);
         let c = w.add(&commitment(T0 + 4_900), T0 / 1000 + 5, &[0, 1, 2]);
-        let e = check(&[p.clone()], &[c.clone()], &floor(&w)).unwrap_err();
+        let e = check(
+            std::slice::from_ref(&p),
+            std::slice::from_ref(&c),
+            &floor(&w),
+        )
+        .unwrap_err();
         assert!(e.contains("short of the quorum"), "{e}");
         assert!(e.contains("T_e / S"), "{e}");
     }
@@ -639,14 +649,21 @@ mod tests {
         let mut w = world(2);
         let p = w.add(&plan(), T0 / 1000, &[0, 1]);
         let c = w.add(&commitment(T0 + 1_000), T0 / 1000 + 1, &[0]);
-        assert!(check(&[p.clone()], &[c.clone()], &floor(&w)).is_err());
+        assert!(check(
+            std::slice::from_ref(&p),
+            std::slice::from_ref(&c),
+            &floor(&w)
+        )
+        .is_err());
         // A policy that names other witnesses: nothing counts.
         let stranger = world_of(1, 50);
         let mut f = floor(&stranger);
         f.policy.logs = w.policy.logs.clone();
-        assert!(check(&[p.clone()], &[c.clone()], &f)
-            .unwrap_err()
-            .contains("short of the quorum"));
+        assert!(
+            check(std::slice::from_ref(&p), std::slice::from_ref(&c), &f)
+                .unwrap_err()
+                .contains("short of the quorum")
+        );
     }
 
     #[test]
@@ -656,10 +673,25 @@ mod tests {
         let c = w.add(&commitment(T0 + 1_000), T0 / 1000 + 1, &[0]);
         let mut bad = c.clone();
         bad.entry.replace_range(40..42, "ff");
-        assert!(check(&[p.clone()], &[bad.clone()], &floor(&w)).is_err());
+        assert!(check(
+            std::slice::from_ref(&p),
+            std::slice::from_ref(&bad),
+            &floor(&w)
+        )
+        .is_err());
         let mut bad = c.clone();
         bad.index = 0;
-        assert!(check(&[p.clone()], &[bad.clone()], &floor(&w)).is_err());
-        assert!(check(&[c.clone()], &[p.clone()], &floor(&w)).is_err());
+        assert!(check(
+            std::slice::from_ref(&p),
+            std::slice::from_ref(&bad),
+            &floor(&w)
+        )
+        .is_err());
+        assert!(check(
+            std::slice::from_ref(&c),
+            std::slice::from_ref(&p),
+            &floor(&w)
+        )
+        .is_err());
     }
 }
