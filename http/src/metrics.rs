@@ -191,6 +191,39 @@ pub async fn render(state: &AppState) -> Result<String, String> {
         "Bets, RNG requests and receipts committed together in one group commit.",
     );
     m.store_group_size.render(w, "vrs_store_group_size", "");
+    if state.log.is_some() {
+        header(
+            w,
+            "vrs_log_size",
+            "gauge",
+            "Entries in the witnessed log (docs/PROTOCOL.md §21).",
+        );
+        sample(w, "vrs_log_size", "", m.log_size.get());
+        header(
+            w,
+            "vrs_witness_cosign_seconds",
+            "histogram",
+            "add-checkpoint round trips to each witness that came back cosigned.",
+        );
+        m.witness_cosign_seconds
+            .each(|l, h| h.render(w, "vrs_witness_cosign_seconds", &l));
+        header(
+            w,
+            "vrs_witness_refusals_total",
+            "counter",
+            "add-checkpoint pushes a witness refused (by HTTP status; error: no answer).",
+        );
+        m.witness_refusals
+            .each(|l, c| sample(w, "vrs_witness_refusals_total", &l, c.get() as f64));
+        header(
+            w,
+            "vrs_witness_cosigned_size",
+            "gauge",
+            "The log size each witness last cosigned: below vrs_log_size, it is behind.",
+        );
+        m.witness_cosigned_size
+            .each(|l, g| sample(w, "vrs_witness_cosigned_size", &l, g.get()));
+    }
     let e = &state.engine;
     header(
         w,

@@ -207,6 +207,14 @@ pub struct Metrics {
     pub store_ops: Family<Histogram>,
     /// Items in each group commit.
     pub store_group_size: Histogram,
+    /// witness (its key name): one add-checkpoint round trip that came back cosigned.
+    pub witness_cosign_seconds: Family<Histogram>,
+    /// witness, status (the HTTP status, or "error" when none came back).
+    pub witness_refusals: Family<Counter>,
+    /// witness: the size of the log it last cosigned.
+    pub witness_cosigned_size: Family<Gauge>,
+    /// Entries in the witnessed log.
+    pub log_size: Gauge,
 }
 
 impl Metrics {
@@ -229,6 +237,10 @@ impl Metrics {
             pool_generated: Counter::default(),
             store_ops: Family::new(&["op"], || Histogram::new(HTTP_BUCKETS)),
             store_group_size: Histogram::new(GROUP_BUCKETS),
+            witness_cosign_seconds: Family::new(&["witness"], || Histogram::new(HTTP_BUCKETS)),
+            witness_refusals: Family::new(&["witness", "status"], Counter::default),
+            witness_cosigned_size: Family::new(&["witness"], Gauge::default),
+            log_size: Gauge::default(),
         }
     }
 }

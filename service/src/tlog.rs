@@ -236,6 +236,9 @@ impl OperatorLog {
                 inner.push(&entry, bytes)?;
             }
             self.size_tx.send_replace(inner.tree.size());
+            vrs_observe::metrics::global()
+                .log_size
+                .set(inner.tree.size() as f64);
         }
     }
 
@@ -259,6 +262,9 @@ impl OperatorLog {
             inner.push(e, b)?;
         }
         self.size_tx.send_replace(inner.tree.size());
+        vrs_observe::metrics::global()
+            .log_size
+            .set(inner.tree.size() as f64);
         Ok(())
     }
 
@@ -422,11 +428,24 @@ impl OperatorLog {
                     .map_err(anyhow::Error::msg)?
             };
             let body = vrs_protocol::tlog::submission::encode(old, &proof, &note);
-            let resp = self.http.post(&url).body(body).send().await?;
+            let m = vrs_observe::metrics::global();
+            let name = w.key.name.as_str();
+            let started = std::time::Instant::now();
+            let resp = match self.http.post(&url).body(body).send().await {
+                Ok(r) => r,
+                Err(e) => {
+                    m.witness_refusals.with(&[name, "error"]).inc();
+                    return Err(e.into());
+                }
+            };
             let status = resp.status().as_u16();
             let text = resp.text().await.unwrap_or_default();
             match status {
                 200 => {
+                    m.witness_cosign_seconds
+                        .with(&[name])
+                        .observe(started.elapsed().as_secs_f64());
+                    m.witness_cosigned_size.with(&[name]).set(size as f64);
                     *theirs = size;
                     self.record(size, &note, &text).await?;
                     return Ok(true);
@@ -439,7 +458,10 @@ impl OperatorLog {
                     );
                     *theirs = size_there;
                 }
-                _ => anyhow::bail!("{status}: {}", text.trim()),
+                _ => {
+                    m.witness_refusals.with(&[name, &status.to_string()]).inc();
+                    anyhow::bail!("{status}: {}", text.trim())
+                }
             }
         }
         anyhow::bail!("the witness kept answering 409")
