@@ -20,6 +20,11 @@
 //   #dice                        data-dice="6,4" (empty for raw RNG); children .die data-value
 //   #game-summary                dl of the game's fields (dt/dd pairs, dd has data-key)
 //   #replay-steps > li.replay-step  one per server replay step: data-action=<action>
+//   textarea#witness-policy, input#max-rate, input#delta-ms  the reader's own witnesses (a C2SP
+//                                tlog-policy), S and δ for the `witnessed` step, kept in this
+//                                browser (localStorage); empty policy: no step, and #notes says
+//                                what is then trusted
+//   #notes > li.note             what the checks did not cover (the report's notes)
 
 import { verifyGame, extractGameId, VerifyError } from "./vrs-verify.mjs";
 
@@ -41,6 +46,50 @@ const diceBox = $("#dice");
 const summary = $("#game-summary");
 const replayList = $("#replay-steps");
 const report = $("#report");
+const policyBox = $("#witness-policy");
+const maxRateBox = $("#max-rate");
+const deltaBox = $("#delta-ms");
+const notesList = $("#notes");
+
+// The reader's witnesses are the reader's, never the server's: kept in this browser only.
+const KEPT = { policy: "vrs.witness-policy", maxRate: "vrs.max-rate", deltaMs: "vrs.delta-ms" };
+for (const [box, key] of [[policyBox, KEPT.policy], [maxRateBox, KEPT.maxRate], [deltaBox, KEPT.deltaMs]]) {
+  if (!box) continue;
+  try {
+    box.value = localStorage.getItem(key) || "";
+  } catch {
+    // Storage refused (private mode): the fields start empty.
+  }
+  box.addEventListener("change", () => {
+    try {
+      localStorage.setItem(key, box.value);
+    } catch {
+      // Not kept; still used for this verification.
+    }
+  });
+}
+
+/** The `witnessed` options from the fields: none without a policy. */
+function witnessOptions() {
+  const policy = policyBox ? policyBox.value.trim() : "";
+  if (!policy) return {};
+  const opts = { witnessPolicy: policy };
+  if (maxRateBox && maxRateBox.value.trim()) opts.maxRate = maxRateBox.value.trim();
+  if (deltaBox && deltaBox.value.trim()) opts.deltaMs = deltaBox.value.trim();
+  return opts;
+}
+
+function showNotes(notes) {
+  if (!notesList) return;
+  notesList.replaceChildren(
+    ...(notes || []).map((text) => {
+      const li = document.createElement("li");
+      li.className = "note";
+      li.textContent = text;
+      return li;
+    }),
+  );
+}
 
 const POLL_MS = 2000;
 const POLL_LIMIT_MS = 10 * 60 * 1000;
@@ -55,6 +104,8 @@ const WHAT = {
   vdf_proof: "The Wesolowski proof of y = x^(2^T) holds (strict decoding)",
   timing:
     "The epoch's bets were fixed in time: before the previous epoch's output existed, and within the bound its security margin allows (PROTOCOL §10)",
+  witnessed:
+    "The epoch's plan and commitment were cosigned in time by a quorum of your witnesses, too soon for a squarer of your S to have tried outcomes, and the epoch shown is the one logged (PROTOCOL §21)",
   rng_value: "rngValue = HMAC-SHA256(y, game id ‖ player seed)",
   dice: "The dice follow from rngValue (bytes ≥ 252 skipped)",
   payout: "Win and payout follow the game's rules",
@@ -257,12 +308,13 @@ async function verify(gameId) {
           (step) => {
             if (mine === run) addCheck(step);
           },
-          { group: requiredGroup },
+          { group: requiredGroup, ...witnessOptions() },
         );
         if (mine !== run) return;
         showDice(r.dice, r.game);
         showSummary(r);
         showReplay(r.replay_steps);
+        showNotes(r.notes);
         if (r.verified) {
           setOutcome("verified", "verified");
           document.title = "Verified · vrs";

@@ -33,6 +33,12 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../clients/typescript/src/vrs-classgroup.mjs"),
     ),
     (
+        // Imported by vrs-verify.mjs when a witness policy is given (the `witnessed` step).
+        "vrs-witnessed.mjs",
+        "text/javascript; charset=utf-8",
+        include_str!("../../clients/typescript/src/vrs-witnessed.mjs"),
+    ),
+    (
         "verify-page.mjs",
         "text/javascript; charset=utf-8",
         include_str!("../assets/verify-page.mjs"),
