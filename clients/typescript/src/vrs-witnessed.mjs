@@ -7,7 +7,8 @@
 //
 //   1000 · t_p(w) ≤ opened_e + δ          the plan was public as the epoch opened
 //   1000 · t_c(w) ≤ deadline_e + δ        the commitment by the deadline (else the epoch is void)
-//   (t_c(w) − t_p(w) + 1) · S ≤ T_e       less than T_e / S seconds from plan to commitment
+//   t_c(w) ≥ t_p(w) and
+//   (1000 · (t_c(w) + 1) + δ − opened_e) · S ≤ 1000 · T_e   under T_e / S from the opening − δ
 //
 // S and δ are the verifier's, never the operator's. Integers only (BigInt). Mirrors the Rust
 // reference, protocol/src/tlog/{witnessed,note,policy,tree,entry}.rs, and its words where the
@@ -605,16 +606,19 @@ export async function checkWitnessed(planList, commitmentList, policy, options =
     const tp = p.earliest.get(who);
     const tc = c.earliest.get(who);
     if (tp === undefined || tc === undefined) continue;
-    const window = tc > tp ? tc - tp : 0n;
+    // + 1: cosignatures carry whole seconds; + δ: bets count from the stamped opening, which
+    // may precede the plan's cosignature by δ.
+    const end = (tc + 1n) * 1000n + delta;
+    const spanMs = end > plan.opened_ms ? end - plan.opened_ms : 0n;
     const okPlan = tp * 1000n <= plan.opened_ms + delta;
     const okClose = tc * 1000n <= plan.deadline_ms + delta;
-    const okWindow = tc >= tp && (window + 1n) * S <= plan.iterations;
+    const okWindow = tc >= tp && spanMs * S <= plan.iterations * 1000n;
     if (okPlan && okClose && okWindow) {
       inTime.push(w.name);
     } else {
       late.push(
         `${w.name}: plan at ${tp} s${okPlan ? "" : " (after the opening + δ)"}, ` +
-          `commitment at ${tc} s${okClose ? "" : " (after the deadline + δ)"}, ${window} s apart` +
+          `commitment at ${tc} s${okClose ? "" : " (after the deadline + δ)"}, ${spanMs} ms after the opening` +
           (okWindow ? "" : ` (T_e / S = ${plan.iterations} / ${S} allows under ${seconds3(plan.iterations, S)} s)`),
       );
     }

@@ -103,9 +103,13 @@ test("--witness-policy runs the witnessed step with --max-rate (9e6 or 9000000) 
   const step = JSON.parse(j.stdout).steps.find((s) => s.name === "witnessed");
   assert.equal(step.passed, false);
   assert.match(step.detail, /T_e \/ S = 45000000 \/ 15000000 allows under 3\.000 s/);
-  // The default S of an RSA group is 9000000, and δ 2000 ms.
+  // The default S of an RSA group is 9000000, and δ 2000 ms: the window then runs from 2 s
+  // before the opening, 6000 ms to the end of the commitment's second, past T_e / S = 5 s.
   const d = await run(["--group", "test512", "--json", "--witness-policy", join(dir, "policy"), base, GAME]);
-  assert.match(JSON.parse(d.stdout).steps.find((s) => s.name === "witnessed").detail, /S = 9000000 squarings\/s, δ = 2000 ms/);
+  assert.match(
+    JSON.parse(d.stdout).steps.find((s) => s.name === "witnessed").detail,
+    /W0: plan at 1800000000 s, commitment at 1800000003 s, 6000 ms after the opening \(T_e \/ S = 45000000 \/ 9000000 allows under 5\.000 s\)/,
+  );
 });
 
 test("bad witnessed flags are usage errors (exit 2), before anything is fetched", async () => {

@@ -1126,8 +1126,9 @@ test("without a witness policy an epoch game carries the witnessed note, and no 
 
 test("with a witness policy an epoch game gets the witnessed step after timing, and no note", async () => {
   const { body, fetch, policy } = await witnessedGame();
-  // T = 300 squarings: only a verifier allowing for a squarer of at most 5 a second finds
-  // 50 s between plan and commitment short enough ((50 + 1) · 5 ≤ 300).
+  // T = 300 squarings: only a verifier allowing for a squarer of at most 5 a second finds the
+  // 53 s from δ before the opening to the end of the commitment's second short enough
+  // (53 000 · 5 ≤ 300 · 1000).
   const run = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512", witnessPolicy: policy, maxRate: 5 });
   assert.deepEqual(run.steps.filter((s) => !s.passed), []);
   assert.equal(run.verified, true);
@@ -1138,10 +1139,10 @@ test("with a witness policy an epoch game gets the witnessed step after timing, 
     stepsOf(run).witnessed.detail,
     "epoch 5: plan (entry 0) and commitment (entry 1) cosigned in time by W0, W1 (quorum 2 of (W0, W1); S = 5 squarings/s, δ = 2000 ms)",
   );
-  // (50 + 1) · 6 > 300: a faster squarer could have evaluated candidates in between.
+  // 53 000 · 6 > 300 · 1000: a faster squarer could have evaluated candidates in between.
   const fast = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512", witnessPolicy: policy, maxRate: 6n });
   assert.deepEqual(fast.steps.filter((s) => !s.passed).map((s) => s.name), ["witnessed"]);
-  assert.match(stepsOf(fast).witnessed.detail, /short of the quorum 2 of \(W0, W1\); not in time: W0: plan at 1100 s, commitment at 1150 s, 50 s apart \(T_e \/ S = 300 \/ 6 allows under 50\.000 s\)/);
+  assert.match(stepsOf(fast).witnessed.detail, /short of the quorum 2 of \(W0, W1\); not in time: W0: plan at 1100 s, commitment at 1150 s, 53000 ms after the opening \(T_e \/ S = 300 \/ 6 allows under 50\.000 s\)/);
   // S by default: 9000000 for an RSA group.
   const byDefault = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512", witnessPolicy: policy });
   assert.match(stepsOf(byDefault).witnessed.detail, /T_e \/ S = 300 \/ 9000000 allows under 0\.000 s/);

@@ -142,8 +142,9 @@ test("a log made here verifies; its checkpoints, cosignatures and order are each
   delete com.deadline_ms;
   log.append(encodeCommitment(com));
   const opts = { maxRate: 9_000_000, deltaMs: 2_000 };
-  // S = 9e6 and T = 9e7: under 10 s from plan to commitment; 9 s apart is the most.
-  let cl = await log.logged(2, [[a, t + 2n], [b, t + 9n], [c, t + 10n]]);
+  // S = 9e6 and T = 9e7: at most 10 s from δ (2 s) before the opening to the end of the
+  // commitment's cosigned second, so t + 7 is the last second in time.
+  let cl = await log.logged(2, [[a, t + 2n], [b, t + 7n], [c, t + 8n]]);
   let got = await verdict([pl], [cl], policy, opts);
   assert.equal(got.detail, "epoch 7: plan (entry 1) and commitment (entry 2) cosigned in time by A, B (quorum 2 of (A, B, C); S = 9000000 squarings/s, δ = 2000 ms)");
   // A later checkpoint (one more entry) where C cosigned earlier: the earliest time counts.
@@ -158,7 +159,7 @@ test("a log made here verifies; its checkpoints, cosignatures and order are each
   assert.equal((await verdict([pl], [cl], policy, slow)).passes, true);
   cl = await log.logged(2, [[a, t + 23n], [b, t + 22n]], 3);
   got = await verdict([pl], [cl], policy, slow);
-  assert.equal(got.detail, `epoch 7: cosigned in time by [B], short of the quorum 2 of (A, B, C); not in time: A: plan at ${t} s, commitment at ${t + 23n} s (after the deadline + δ), 23 s apart`);
+  assert.equal(got.detail, `epoch 7: cosigned in time by [B], short of the quorum 2 of (A, B, C); not in time: A: plan at ${t} s, commitment at ${t + 23n} s (after the deadline + δ), 26000 ms after the opening`);
   // The opening: a plan cosigned 3 s after it (δ 2 s) is late.
   const latePlan = await log.logged(1, [[a, t + 3n], [b, t + 3n]], 3);
   assert.match((await verdict([latePlan], [await log.logged(2, [[a, t + 4n], [b, t + 4n]], 3)], policy, slow)).detail, /A: plan at \d+ s \(after the opening \+ δ\)/);

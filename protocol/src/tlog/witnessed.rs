@@ -3,14 +3,16 @@
 //! verifier's own witnesses cosigned, each in time by that witness's clock:
 //!
 //! ```text
-//! 1000 · t_p(w) ≤ opened_e + δ                   the plan was cosigned as the epoch opened
-//! 1000 · t_c(w) ≤ deadline_e + δ                 the commitment, by the deadline (else void)
-//! (t_c(w) − t_p(w) + 1) · S ≤ T_e                less than T_e / S seconds between the two
+//! 1000 · t_p(w) ≤ opened_e + δ                       the plan was cosigned as the epoch opened
+//! 1000 · t_c(w) ≤ deadline_e + δ                     the commitment, by the deadline (else void)
+//! t_c(w) ≥ t_p(w) and
+//! (1000 · (t_c(w) + 1) + δ − opened_e) · S ≤ 1000 · T_e   under T_e / S from the opening − δ
 //! ```
 //!
 //! t_p(w), t_c(w): witness w's cosigned Unix seconds on the two checkpoints; S: the verifier's
 //! bound on the fastest squarer (never the operator's declaration); δ: the verifier's clock
-//! tolerance. The + 1 covers the cosignatures' whole-second resolution.
+//! tolerance. The + 1 covers the cosignatures' whole-second resolution; the δ, a stamped
+//! opening up to δ before the plan's cosignature (bets count from the opening).
 
 use std::collections::BTreeSet;
 
@@ -285,16 +287,19 @@ pub fn check(
         let (Some(&tp), Some(&tc)) = (p.earliest.get(&key), c.earliest.get(&key)) else {
             continue;
         };
-        let window = tc.saturating_sub(tp);
+        // Bets count from the stamped opening, which may precede the plan's cosignature by δ;
+        // the commitment was fixed before the end of its cosigned second.
+        let span_ms = (u128::from(tc) + 1) * 1000 + u128::from(delta);
+        let span_ms = span_ms.saturating_sub(u128::from(plan.opened_ms));
         let ok_plan = u128::from(tp) * 1000 <= u128::from(plan.opened_ms) + u128::from(delta);
         let ok_close = u128::from(tc) * 1000 <= u128::from(plan.deadline_ms) + u128::from(delta);
-        let ok_window = tc >= tp
-            && (u128::from(window) + 1) * u128::from(floor.max_rate) <= u128::from(plan.iterations);
+        let ok_window =
+            tc >= tp && span_ms * u128::from(floor.max_rate) <= u128::from(plan.iterations) * 1000;
         if ok_plan && ok_close && ok_window {
             in_time.push(w.name.clone());
         } else {
             late.push(format!(
-                "{}: plan at {tp} s{}, commitment at {tc} s{}, {window} s apart{}",
+                "{}: plan at {tp} s{}, commitment at {tc} s{}, {span_ms} ms after the opening{}",
                 w.name,
                 if ok_plan {
                     ""

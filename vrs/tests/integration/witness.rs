@@ -326,12 +326,13 @@ fn three_witnesses_time_an_epoch_and_a_withheld_commitment_fails_the_witnessed_s
     policy += "group q 2 W0 W1 W2\nquorum q\n";
     let floor = WitnessFloor {
         policy: vrs_protocol::tlog::policy::Policy::parse(&policy).unwrap(),
-        // S = T / 2 s: a commitment cosigned in the plan's second passes; two seconds later
-        // it cannot.
+        // T / S = 4 s from δ (2 s) before the opening to the end of the commitment's second:
+        // a commitment cosigned within a second of the plan passes (at most 3 s); one withheld
+        // 2.5 s cannot (at least 4.5 s).
         max_rate: 9_000_000,
         delta_ms: 2_000,
     };
-    let t_big = 18_000_000;
+    let t_big = 36_000_000;
     let mut sizes = BTreeMap::new();
     let t1 = now();
     log.append(&operator());

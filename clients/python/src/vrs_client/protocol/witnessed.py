@@ -510,7 +510,8 @@ def _seconds(num: int, den: int) -> str:
 def check_epoch(plan_list: list, commitment_list: list, policy: Policy, max_rate: int, delta_ms: int) -> Witnessed:
     """P§21 "The witnessed step", rules 1, 2 and 4 of the contract: both entries proven, a plan
     then a commitment of one epoch, and a set of policy witnesses satisfying the quorum each with
-    1000·t_p ≤ opened_e + δ, 1000·t_c ≤ deadline_ms + δ, t_c ≥ t_p and (t_c − t_p + 1)·S ≤ T_e."""
+    1000·t_p ≤ opened_e + δ, 1000·t_c ≤ deadline_ms + δ, t_c ≥ t_p and
+    (1000·(t_c + 1) + δ − opened_e)·S ≤ 1000·T_e."""
     plan, p_index, p_times = prove_all("plan", plan_list, policy)
     commitment, c_index, c_times = prove_all("commitment", commitment_list, policy)
     need(isinstance(plan, PlanEntry), f"entry {p_index} is a {KIND_OF[type(plan)]}, not a plan")
@@ -526,16 +527,17 @@ def check_epoch(plan_list: list, commitment_list: list, policy: Policy, max_rate
         if at not in p_times or at not in c_times:
             continue
         tp, tc = p_times[at], c_times[at]
-        window = max(tc - tp, 0)
+        # + 1: cosignatures carry whole seconds; + δ: bets count from the stamped opening,
+        # which may precede the plan's cosignature by δ.
+        span_ms = max(1000 * (tc + 1) + delta_ms - plan.opened_ms, 0)
         ok_plan = 1000 * tp <= plan.opened_ms + delta_ms
         ok_close = 1000 * tc <= plan.deadline_ms + delta_ms
-        # + 1: cosignatures carry whole seconds.
-        ok_window = tc >= tp and (window + 1) * S <= T
+        ok_window = tc >= tp and span_ms * S <= 1000 * T
         if ok_plan and ok_close and ok_window:
             in_time.append(w.name)
         else:
             late.append(f"{w.name}: plan at {tp} s{'' if ok_plan else ' (after the opening + δ)'}, "
-                        f"commitment at {tc} s{'' if ok_close else ' (after the deadline + δ)'}, {window} s apart"
+                        f"commitment at {tc} s{'' if ok_close else ' (after the deadline + δ)'}, {span_ms} ms after the opening"
                         + ("" if ok_window else f" (T_e / S = {T} / {S} allows under {_seconds(T, max(S, 1))} s)"))
     need(policy.satisfied_by(set(in_time)),
          f"epoch {plan.epoch}: cosigned in time by [{', '.join(in_time)}], short of the quorum {policy.describe()}"
