@@ -19,6 +19,11 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 const HTTP_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
+/// add-checkpoint round trips, seconds: fine where loopback and LAN witnesses answer.
+const WITNESS_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0015, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05,
+    0.075, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+];
 /// Epoch and proof buckets, seconds: test epochs of a few ms up to long production epochs.
 const SLOW_BUCKETS: &[f64] = &[
     0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 15.0, 30.0, 60.0,
@@ -237,7 +242,7 @@ impl Metrics {
             pool_generated: Counter::default(),
             store_ops: Family::new(&["op"], || Histogram::new(HTTP_BUCKETS)),
             store_group_size: Histogram::new(GROUP_BUCKETS),
-            witness_cosign_seconds: Family::new(&["witness"], || Histogram::new(HTTP_BUCKETS)),
+            witness_cosign_seconds: Family::new(&["witness"], || Histogram::new(WITNESS_BUCKETS)),
             witness_refusals: Family::new(&["witness", "status"], Counter::default),
             witness_cosigned_size: Family::new(&["witness"], Gauge::default),
             log_size: Gauge::default(),

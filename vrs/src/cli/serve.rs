@@ -382,13 +382,11 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// PostgreSQL when a database URL is given, else the embedded store in the data dir.
-/// The key acceptances are signed with: VRS_SIGNING_KEY, else --signing-key-file, else
-/// `<data-dir>/acceptance.key` (created on first start). Never logged.
 /// Says so when T is too short for verifiers with bound S: an epoch passes `witnessed` only
-/// when T ≥ S × (the plan-to-commitment window + 1 s), about S × (epoch + 1 s).
+/// when T ≥ S × (its window + 1 s + δ) (docs/PROTOCOL.md §21, "The witnessed step").
 fn warn_if_short_for(iterations: u64, epoch_ms: f64, max_rate: u64) {
-    let needed = (max_rate as f64 * (epoch_ms / 1000.0 + 1.0)).ceil() as u64;
+    let seconds = epoch_ms / 1000.0 + 1.0 + DELTA_MS as f64 / 1000.0;
+    let needed = (max_rate as f64 * seconds).ceil() as u64;
     if iterations < needed {
         println!(
             "vrs: warning: T = {iterations} is short of the {needed} squarings that S = \
@@ -463,6 +461,8 @@ async fn witnessed_log(
     }))
 }
 
+/// The key acceptances are signed with: VRS_SIGNING_KEY, else --signing-key-file, else
+/// `<data-dir>/acceptance.key` (created on first start). Never logged.
 fn acceptance_signer(config: &ServeConfig) -> anyhow::Result<AcceptanceSigner> {
     if let Ok(text) = std::env::var("VRS_SIGNING_KEY") {
         return AcceptanceSigner::from_hex(&text).context("VRS_SIGNING_KEY");
@@ -478,6 +478,7 @@ fn acceptance_signer(config: &ServeConfig) -> anyhow::Result<AcceptanceSigner> {
     }
 }
 
+/// PostgreSQL when a database URL is given, else the embedded store in the data dir.
 async fn open_store(config: &ServeConfig) -> anyhow::Result<Arc<dyn Store>> {
     match config.database_url.as_deref() {
         Some(url) if !url.trim().is_empty() => {
