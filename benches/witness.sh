@@ -72,6 +72,7 @@ stop_servers
 
 # With the log and three witnesses: fixed ports, so that each side can name the other.
 port="$(free_port)"
+mport="$(free_port)"
 origin="bench.vrs/log"
 wflags=()
 wports=()
@@ -85,6 +86,7 @@ done
 mkdir -p "$WORK/witnessed"
 (cd "$WORK" && exec env -u DATABASE_URL "$VRS" serve --addr "127.0.0.1:$port" --rate-limit 0 \
     --data-dir "$WORK/witnessed" --log-origin "$origin" "${wflags[@]}" \
+    --metrics-addr "127.0.0.1:$mport" \
     ${SERVE_EXTRA[@]+"${SERVE_EXTRA[@]}"}) >"$WORK/witnessed.log" 2>&1 &
 PIDS+=("$!")
 url="http://127.0.0.1:$port"
@@ -107,7 +109,7 @@ until [[ $(curl -fsS "$url/log/checkpoint" | grep -c '^— bench/w') == 3 ]]; do
     sleep 0.2
 done
 load "$url" witnessed
-curl -fsS "$url/metrics" >"$WORK/metrics.txt"
+curl -fsS "http://127.0.0.1:$mport/metrics" >"$WORK/metrics.txt"
 stop_servers
 
 cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
