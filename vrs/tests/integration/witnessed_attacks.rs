@@ -213,14 +213,7 @@ fn vrs_verify(op: &Operator, id: &str, with_policy: bool) -> (Option<i32>, Value
         .args(&args)
         .output()
         .unwrap();
-    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
-        panic!(
-            "vrs verify printed no JSON: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code(), report)
+    report_of(&out, "vrs verify")
 }
 
 fn vrs_audit(op: &Operator, from: u64, to: u64) -> (Option<i32>, String) {
@@ -236,6 +229,18 @@ fn vrs_audit(op: &Operator, from: u64, to: u64) -> (Option<i32>, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.code(), text)
+}
+
+/// A verifier's exit code and its JSON report (stdout).
+fn report_of(out: &std::process::Output, who: &str) -> (Option<i32>, Value) {
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "{who} printed no JSON: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), report)
 }
 
 fn repo() -> PathBuf {
@@ -257,14 +262,7 @@ fn python_verify(op: &Operator, id: &str) -> (Option<i32>, Value) {
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .unwrap();
-    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
-        panic!(
-            "the Python verifier printed no JSON: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code(), report)
+    report_of(&out, "the Python verifier")
 }
 
 /// The TypeScript verifier's CLI, with the policy: (exit code, JSON report).
@@ -277,14 +275,7 @@ fn typescript_verify(op: &Operator, id: &str) -> (Option<i32>, Value) {
         .args([&op.server.url, id])
         .output()
         .unwrap();
-    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
-        panic!(
-            "the TypeScript verifier printed no JSON: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code(), report)
+    report_of(&out, "the TypeScript verifier")
 }
 
 /// Every verifier given the policy says `witnessed` `passes` for game `id` (epoch `e`).
