@@ -17,7 +17,7 @@ use base64::prelude::{Engine as _, BASE64_STANDARD};
 use tokio::sync::{watch, Mutex, RwLock};
 use vrs_observe::clock::now_ms;
 use vrs_protocol::tlog::entry::{
-    CommitmentEntry, LogEntry, OperatorEntry, PlanEntry, PoolBatchEntry,
+    CommitmentEntry, LogEntry, OperatorEntry, PlanEntry, PoolBatchEntry, VoidEntry,
 };
 use vrs_protocol::tlog::note::{vkey, LogSigner, VKey};
 use vrs_protocol::tlog::policy::Policy;
@@ -85,7 +85,9 @@ pub struct Declaration {
 #[derive(Clone, Copy, Debug, Default)]
 struct Tail {
     last_plan: u64,
-    last_commitment: u64,
+    /// The last epoch committed or void: a void epoch's commitment is never logged (a
+    /// witness refuses it), so the next one to log is the one after.
+    last_settled: u64,
     last_batch: u64,
 }
 
@@ -93,19 +95,36 @@ impl Tail {
     fn see(&mut self, e: &LogEntry) {
         match e {
             LogEntry::Plan(p) => self.last_plan = p.epoch,
-            LogEntry::Commitment(c) => self.last_commitment = c.epoch,
+            LogEntry::Commitment(c) => self.last_settled = self.last_settled.max(c.epoch),
+            LogEntry::Void(v) => self.last_settled = self.last_settled.max(v.epoch),
             LogEntry::PoolBatch(b) => self.last_batch = b.batch,
-            LogEntry::Operator(_) | LogEntry::Void(_) => {}
+            LogEntry::Operator(_) => {}
         }
     }
 }
 
-/// Where an epoch's entries stand in the log.
+/// Where an epoch's entries stand in the log, with the stamps a witness compares.
 #[derive(Clone, Copy, Debug, Default)]
 struct EpochEntries {
     plan: Option<u64>,
     commitment: Option<u64>,
+    void: Option<u64>,
+    /// The plan's opening and the commitment's close (ms).
+    opened_ms: u64,
+    closed_ms: Option<u64>,
 }
+
+/// A plan or commitment appended this much after its stamp gets a void with it: a witness
+/// refuses it beyond its δ unless the same submission voids the epoch (docs/PROTOCOL.md §21,
+/// "Voids"), and a witness's δ is not known here, so this is half the server's own.
+fn stale_after_ms(delta_ms: u64) -> u64 {
+    delta_ms / 2
+}
+
+/// How many epochs back a void may name to let a witness that was down catch up: its peers
+/// keep the state of [`vrs_protocol::tlog::rules::KEPT_EPOCHS`] epochs and refuse a void of
+/// an epoch older than that. A witness further behind re-joins (docs/OPERATIONS.md).
+const CATCH_UP_EPOCHS: u64 = vrs_protocol::tlog::rules::KEPT_EPOCHS as u64 / 2;
 
 #[derive(Debug)]
 struct Inner {
@@ -119,10 +138,17 @@ impl Inner {
         let index = self.tree.append(bytes)?;
         self.tail.see(entry);
         match entry {
-            LogEntry::Plan(p) => self.epochs.entry(p.epoch).or_default().plan = Some(index),
-            LogEntry::Commitment(c) => {
-                self.epochs.entry(c.epoch).or_default().commitment = Some(index);
+            LogEntry::Plan(p) => {
+                let at = self.epochs.entry(p.epoch).or_default();
+                at.plan = Some(index);
+                at.opened_ms = p.opened_ms;
             }
+            LogEntry::Commitment(c) => {
+                let at = self.epochs.entry(c.epoch).or_default();
+                at.commitment = Some(index);
+                at.closed_ms = Some(c.closed_ms);
+            }
+            LogEntry::Void(v) => self.epochs.entry(v.epoch).or_default().void = Some(index),
             _ => {}
         }
         Ok(())
@@ -158,6 +184,8 @@ pub struct OperatorLog {
     collected: Mutex<BTreeMap<u64, String>>,
     /// The server's own `witnessed` check; None without witnesses.
     floor: Option<WitnessFloor>,
+    /// See [`stale_after_ms`].
+    stale_after_ms: u64,
     http: reqwest::Client,
 }
 
@@ -188,6 +216,7 @@ impl OperatorLog {
             signed: Mutex::new(None),
             collected: Mutex::new(BTreeMap::new()),
             floor,
+            stale_after_ms: stale_after_ms(own.delta_ms),
             http,
         });
         log.refresh().await?;
@@ -287,7 +316,14 @@ impl OperatorLog {
                 anchor_address: declaration.anchor_address,
             }));
         }
-        let mut e = tail.last_commitment + 1;
+        let stale = (now_ms().max(0) as u64).saturating_sub(self.stale_after_ms);
+        let void = |epoch| {
+            LogEntry::Void(VoidEntry {
+                epoch,
+                stamped_ms: now_ms().max(0) as u64,
+            })
+        };
+        let mut e = tail.last_settled + 1;
         let mut planned = tail.last_plan;
         while let Some(rec) = self.store.epoch(e).await? {
             let Some(plan) = rec.plan else {
@@ -297,16 +333,28 @@ impl OperatorLog {
                 continue;
             };
             if planned < e {
+                let opened_ms = rec.opened_at_ms.max(0) as u64;
                 out.push(LogEntry::Plan(PlanEntry {
                     epoch: e,
                     previous: plan.previous,
                     iterations: plan.iterations,
                     margin_centi: plan.margin_centi,
                     squarings_per_second: plan.squarings_per_second,
-                    opened_ms: rec.opened_at_ms.max(0) as u64,
+                    opened_ms,
                     deadline_ms: plan.deadline_ms.max(0) as u64,
                 }));
                 planned = e;
+                if opened_ms < stale {
+                    // Logged too late to be witnessed as the epoch opened (this server was
+                    // down or behind): void, so the log goes on; its commitment is never logged.
+                    tracing::warn!(
+                        epoch = e,
+                        "the plan reached the log late: the epoch is void"
+                    );
+                    out.push(void(e));
+                    e += 1;
+                    continue;
+                }
             }
             let (Some(closed), Some(nonce)) = (rec.closed_at_ms, rec.nonce) else {
                 break;
@@ -328,6 +376,13 @@ impl OperatorLog {
                 opened_ms: rec.opened_at_ms.max(0) as u64,
                 closed_ms: closed.max(0) as u64,
             }));
+            if (closed.max(0) as u64) < stale {
+                tracing::warn!(
+                    epoch = e,
+                    "the commitment reached the log late: the epoch is void"
+                );
+                out.push(void(e));
+            }
             e += 1;
         }
         let mut b = tail.last_batch + 1;
@@ -336,6 +391,42 @@ impl OperatorLog {
             b += 1;
         }
         self.append(out).await
+    }
+
+    /// Voids the epochs whose plan or commitment lies beyond `from` (what a witness that
+    /// refused holds) and is stale by now, so that the witness can take them (rule 4 lets a
+    /// stale entry through with a void of its epoch in the same submission). A witness that was
+    /// down catches up this way; an epoch its peers cosigned in time stays witnessed for them
+    /// (a void takes nothing back). Returns how many epochs it voided.
+    async fn void_stale_beyond(&self, from: u64) -> anyhow::Result<usize> {
+        let _one = self.appending.lock().await;
+        self.refresh().await?;
+        let stale = (now_ms().max(0) as u64).saturating_sub(self.stale_after_ms);
+        let voids: Vec<LogEntry> = {
+            let i = self.inner.read().await;
+            let oldest = i.tail.last_plan.saturating_sub(CATCH_UP_EPOCHS);
+            i.epochs
+                .range(oldest.max(1)..)
+                .filter(|(_, at)| at.void.is_none())
+                .filter(|(_, at)| {
+                    let plan_stale = at.plan.is_some_and(|p| p >= from) && at.opened_ms < stale;
+                    let commitment_stale = at.commitment.is_some_and(|c| c >= from)
+                        && at.closed_ms.is_some_and(|c| c < stale);
+                    plan_stale || commitment_stale
+                })
+                .map(|(&epoch, _)| {
+                    LogEntry::Void(VoidEntry {
+                        epoch,
+                        stamped_ms: now_ms().max(0) as u64,
+                    })
+                })
+                .collect()
+        };
+        let n = voids.len();
+        if n > 0 {
+            self.append(voids).await?;
+        }
+        Ok(n)
     }
 
     /// A tile or entry bundle (C2SP tlog-tiles path under the log's prefix).
@@ -460,6 +551,14 @@ impl OperatorLog {
                 }
                 _ => {
                     m.witness_refusals.with(&[name, &status.to_string()]).inc();
+                    if status == 403 {
+                        let voided = self.void_stale_beyond(*theirs).await?;
+                        if voided > 0 {
+                            // At once: waiting would leave the newest entries stale in turn.
+                            tracing::warn!(witness = %w.url, voided, "the witness refused stale entries: their epochs are void");
+                            return Ok(false);
+                        }
+                    }
                     anyhow::bail!("{status}: {}", text.trim())
                 }
             }
@@ -500,6 +599,7 @@ impl OperatorLog {
         let Some(EpochEntries {
             plan: Some(plan),
             commitment,
+            ..
         }) = at
         else {
             return Ok(None);

@@ -9,9 +9,9 @@
 //!   clock when it first sees the entry, unless the same submission also voids that epoch (how
 //!   an honest log recovers from an outage: it cannot take an entry back, but it can say that
 //!   no outcome comes from it);
-//! - a void of an epoch whose commitment this witness already cosigned is refused once the
-//!   witness's clock passes that epoch's deadline + 2δ: later than that, the operator could
-//!   have computed the outcome it would be throwing away;
+//! - a void's own stamp is not more than δ ahead of the clock; it may follow a commitment this
+//!   witness cosigned earlier (a witness that was down catches up that way) and takes nothing
+//!   back: verifiers judge an epoch by when its commitment was cosigned, never by a void;
 //! - on first contact (a witness that has cosigned nothing of this log) the log's history is
 //!   taken as it is, under the ordering rules but not the clock: its cosignatures then carry
 //!   today's time, which is what a verifier compares.
@@ -220,17 +220,12 @@ pub fn apply(
                 if seen.void {
                     return Err(refuse(format!("epoch {e} is already void")));
                 }
-                let cosigned_before = seen.committed && !committed_here.contains(&e);
-                let latest = seen.deadline_ms + 2 * clock.delta_ms;
-                if cosigned_before && !clock.first_contact && clock.now_ms > latest {
-                    return Err(refuse(format!(
-                        "void of epoch {e}, whose commitment this witness cosigned, after its \
-                         deadline + 2δ ({latest} ms; now {} ms): its outcome could be known",
-                        clock.now_ms
-                    )));
-                }
                 seen.void = true;
-                fresh(&format!("the void of epoch {e}"), v.stamped_ms)?;
+                // A void decides nothing, so only an early stamp is refused: a witness that
+                // was down meets its catch-up voids after their stamps.
+                if v.stamped_ms > clock.now_ms.saturating_add(clock.delta_ms) {
+                    fresh(&format!("the void of epoch {e}"), v.stamped_ms)?;
+                }
             }
             LogEntry::PoolBatch(b) => {
                 if s.last_batch != 0 {
@@ -383,18 +378,23 @@ mod tests {
         )
         .unwrap();
         assert!(s.epochs[&1].void);
-        // A stale void itself is refused.
-        let e = apply(&started(), 1, &[void(1, T0)], late).unwrap_err();
+        // A witness that was down meets the void after its stamp: taken.
+        apply(&started(), 1, &[void(1, T0)], late).unwrap();
+        // An early one is refused.
+        let e = apply(&started(), 1, &[void(1, T0 + 5000)], at(T0)).unwrap_err();
         assert!(e.reason.contains("void of epoch 1"), "{e}");
     }
 
     #[test]
-    fn a_void_after_a_cosigned_commitment_has_a_deadline() {
+    fn a_void_may_follow_a_cosigned_commitment_but_only_in_time() {
         let s = apply(&started(), 1, &[commit(1, T0, T0 + 900)], at(T0 + 900)).unwrap();
-        // Deadline T0 + 1000, δ 500: until T0 + 2000.
-        apply(&s, 2, &[void(1, T0 + 1900)], at(T0 + 1900)).unwrap();
-        let e = apply(&s, 2, &[void(1, T0 + 2100)], at(T0 + 2100)).unwrap_err();
-        assert!(e.reason.contains("could be known"), "{e}");
+        // Long after the deadline (T0 + 1000): a witness that cosigned the commitment still
+        // takes the void another witness needs to catch up; it is stamped now.
+        let later = T0 + 60_000;
+        let s2 = apply(&s, 2, &[void(1, later)], at(later)).unwrap();
+        assert!(s2.epochs[&1].void && s2.epochs[&1].committed);
+        let e = apply(&s2, 3, &[void(1, later)], at(later)).unwrap_err();
+        assert!(e.reason.contains("already void"), "{e}");
     }
 
     #[test]
