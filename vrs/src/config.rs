@@ -257,6 +257,12 @@ pub struct ServeConfig {
     /// 127.0.0.1:9100). Off without it: metrics are never on the public listener.
     #[arg(long, env = "VRS_METRICS_ADDR")]
     pub metrics_addr: Option<String>,
+    /// Test-only (feature `testkit`, never in a release build): the squaring rate this server
+    /// declares in its plans instead of the one it measures, as a modified operator that
+    /// understates its rate would (docs/PROTOCOL.md §21, "An understated rate").
+    #[cfg(feature = "testkit")]
+    #[arg(long, hide = true, value_parser = vrs_protocol::schedule::parse_rate)]
+    pub testkit_declared_rate: Option<u64>,
     /// Log lines on stderr: text (for people) or json (one JSON object per line, for log
     /// collectors). RUST_LOG sets the level (default info).
     #[arg(long, env = "VRS_LOG_FORMAT", default_value = "text",

@@ -60,6 +60,15 @@ impl LoopStatus {
     }
 }
 
+/// Test-only (feature `testkit`, never in a release build): what a modified operator would
+/// change in the epoch loop, for the attack tests of docs/PROTOCOL.md §21.
+#[cfg(feature = "testkit")]
+pub mod testkit {
+    /// The squaring rate every plan declares from now on, in place of the measured one (an
+    /// understated rate: T follows it, so T shrinks while the hardware stays as fast).
+    pub static DECLARED_RATE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+}
+
 /// The epoch loop's configuration.
 #[derive(Debug, Clone)]
 pub struct EpochConfig {
@@ -72,6 +81,8 @@ pub struct EpochConfig {
 impl EpochConfig {
     /// The plan parameters of the next epoch at squaring rate `rate`.
     pub fn plan_params(&self, rate: u64) -> PlanParams {
+        #[cfg(feature = "testkit")]
+        let rate = testkit::DECLARED_RATE.get().copied().unwrap_or(rate);
         PlanParams {
             lanes: self.schedule.lanes,
             iterations: self.schedule.iterations_at(rate as f64),

@@ -128,6 +128,14 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         group: group.clone(),
         schedule: plan,
     };
+    #[cfg(feature = "testkit")]
+    if let Some(r) = config.testkit_declared_rate {
+        tracing::warn!(
+            rate = r,
+            "testkit: every plan declares a rate that was not measured"
+        );
+        let _ = vrs_service::epoch::testkit::DECLARED_RATE.set(r);
+    }
     let store = open_store(&config).await?;
     store
         .bootstrap(

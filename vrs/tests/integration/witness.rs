@@ -58,6 +58,17 @@ impl WitnessProc {
         Self { child, url, vkey }
     }
 
+    /// SIGSTOP (down: connections hang) or SIGCONT.
+    pub fn freeze(&self, frozen: bool) {
+        let sig = if frozen { "-STOP" } else { "-CONT" };
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+            .success());
+    }
+
     /// SIGKILL: no chance to flush anything.
     fn kill9(mut self) {
         let _ = self.child.kill();

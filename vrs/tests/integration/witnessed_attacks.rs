@@ -76,24 +76,90 @@ impl DelayProxy {
 struct Operator {
     server: Server,
     policy: PathBuf,
+    /// The witnesses' vkeys and URLs, as pushed to (a fork pushes to the same).
+    witnesses: Vec<(String, String)>,
     _witnesses: Vec<WitnessProc>,
     _dirs: Vec<tempfile::TempDir>,
     _proxies: Vec<DelayProxy>,
 }
 
-/// `vrs serve` with three witnesses, each reached through a proxy delaying pushes by
-/// `withhold` (none: direct); the policy file names the log and the three, quorum 2.
-fn operator(data: &Path, withhold: Option<Duration>) -> Operator {
-    std::fs::write(data.join("log.key"), format!("{}\n", hex::encode(SEED))).unwrap();
-    let log_vkey = LogSigner::new(ORIGIN, ed25519_dalek::SigningKey::from_bytes(&SEED))
-        .unwrap()
-        .vkey();
+/// What the test-only operator does to its own epochs (none: honest).
+#[derive(Default, Clone, Copy)]
+struct Attack {
+    /// Every push reaches the witnesses this late (held back while it grinds).
+    withhold: Option<Duration>,
+    /// Its clock runs this many seconds behind real time (libfaketime).
+    clock_lag_s: Option<u32>,
+    /// Every plan declares this squaring rate instead of the measured one (feature testkit).
+    declared_rate: Option<&'static str>,
+}
+
+/// The free port of a loopback URL for a server about to start.
+fn free_url() -> String {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let url = format!("http://127.0.0.1:{port}");
+    format!("http://127.0.0.1:{port}")
+}
+
+/// libfaketime's multithreaded preload library (Debian's `libfaketime`, which
+/// scripts/install-deps installs).
+fn libfaketime() -> PathBuf {
+    std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|d| d.path().join("faketime/libfaketimeMT.so.1"))
+        .chain([PathBuf::from("/usr/lib/faketime/libfaketimeMT.so.1")])
+        .find(|p| p.exists())
+        .expect("libfaketime is missing: scripts/install-deps installs Debian's libfaketime")
+}
+
+/// `vrs serve` on `url` with the test's log key, pushing to `witnesses` (vkey, URL).
+fn serve(data: &Path, url: &str, witnesses: &[(String, String)], attack: Attack) -> Server {
+    std::fs::write(data.join("log.key"), format!("{}\n", hex::encode(SEED))).unwrap();
+    let mut flags: Vec<String> = ["--modulus", "test512", "--epoch-ms", "1000"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    flags.extend(["--addr".into(), url.trim_start_matches("http://").into()]);
+    flags.extend(["--log-origin".into(), ORIGIN.into()]);
+    flags.extend(["--max-rate".into(), MAX_RATE.into()]);
+    if let Some(r) = attack.declared_rate {
+        flags.extend(["--testkit-declared-rate".into(), r.into()]);
+    }
+    for (vkey, to) in witnesses {
+        flags.extend(["--witness".into(), format!("{vkey} {to}")]);
+    }
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    match attack.clock_lag_s {
+        None => Server::start(data, &flags),
+        Some(lag) => {
+            let lib = libfaketime().display().to_string();
+            let offset = format!("-{lag}");
+            Server::start_env(
+                data,
+                &flags,
+                &[
+                    ("LD_PRELOAD", &lib),
+                    ("FAKETIME", &offset),
+                    // Only the wall clock lags: timers and rate measurements stay true.
+                    ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+                ],
+            )
+        }
+    }
+}
+
+/// `vrs serve` with three witnesses, each reached through a proxy delaying pushes by
+/// `attack.withhold` (none: direct); the policy file names the log and the three, quorum 2.
+fn operator(data: &Path, attack: Attack) -> Operator {
+    let log_vkey = LogSigner::new(ORIGIN, ed25519_dalek::SigningKey::from_bytes(&SEED))
+        .unwrap()
+        .vkey();
+    let url = free_url();
     let (ws, dirs): (Vec<WitnessProc>, Vec<_>) = start_witnesses(
         3,
         &format!("{log_vkey} {url}/log/"),
@@ -101,23 +167,21 @@ fn operator(data: &Path, withhold: Option<Duration>) -> Operator {
     )
     .into_iter()
     .unzip();
-    let proxies: Vec<DelayProxy> = match withhold {
+    let proxies: Vec<DelayProxy> = match attack.withhold {
         Some(d) => ws.iter().map(|w| DelayProxy::start(&w.url, d)).collect(),
         None => Vec::new(),
     };
-    let mut flags: Vec<String> = ["--modulus", "test512", "--epoch-ms", "1000"]
+    let pushed: Vec<(String, String)> = ws
         .iter()
-        .map(|s| s.to_string())
+        .enumerate()
+        .map(|(i, w)| {
+            (
+                w.vkey.clone(),
+                proxies.get(i).map_or(&w.url, |p| &p.url).clone(),
+            )
+        })
         .collect();
-    flags.extend(["--addr".into(), format!("127.0.0.1:{port}")]);
-    flags.extend(["--log-origin".into(), ORIGIN.into()]);
-    flags.extend(["--max-rate".into(), MAX_RATE.into()]);
-    for (i, w) in ws.iter().enumerate() {
-        let to = proxies.get(i).map_or(&w.url, |p| &p.url);
-        flags.extend(["--witness".into(), format!("{} {to}", w.vkey)]);
-    }
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let server = Server::start(data, &flags);
+    let server = serve(data, &url, &pushed, attack);
     let mut policy = format!("# the test's witnesses\nlog {log_vkey}\n");
     for (i, w) in ws.iter().enumerate() {
         policy += &format!("witness W{i} {} {}\n", w.vkey, w.url);
@@ -128,9 +192,23 @@ fn operator(data: &Path, withhold: Option<Duration>) -> Operator {
     Operator {
         server,
         policy: path,
+        witnesses: ws.iter().map(|w| (w.vkey.clone(), w.url.clone())).collect(),
         _witnesses: ws,
         _dirs: dirs,
         _proxies: proxies,
+    }
+}
+
+/// A second `vrs serve` of the same operator (its log key and origin, its own store: a
+/// different history) pushing to the same witnesses: the view it serves to one client.
+fn fork_of(op: &Operator, data: &Path) -> Operator {
+    Operator {
+        server: serve(data, &free_url(), &op.witnesses, Attack::default()),
+        policy: op.policy.clone(),
+        witnesses: op.witnesses.clone(),
+        _witnesses: Vec::new(),
+        _dirs: Vec::new(),
+        _proxies: Vec::new(),
     }
 }
 
@@ -154,14 +232,18 @@ fn bet(server: &Server, seed: &str) -> (String, u64) {
 }
 
 /// The server's verification once its checks settle (the witnesses' cosignatures of the
-/// commitment come a moment after the close): polls until `witnessed` is `want`, or gives
-/// the last answer after 30 s.
-fn server_check(server: &Server, id: &str, want: bool) -> Value {
+/// commitment come a moment after the close): polls until `witnessed` passes (`why`: None)
+/// or fails with a detail holding `why`, or gives the last answer after 30 s.
+fn server_check(server: &Server, id: &str, why: Option<&str>) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let v = server.poll_ok(&format!("/api/v1/verify/{id}"), Duration::from_secs(60));
-        let passed = check_of(&v, "witnessed")["passed"] == want;
-        if passed || Instant::now() > deadline {
+        let c = check_of(&v, "witnessed");
+        let settled = match why {
+            None => c["passed"] == true,
+            Some(w) => c["passed"] == false && c["detail"].as_str().unwrap_or("").contains(w),
+        };
+        if settled || Instant::now() > deadline {
             return v;
         }
         std::thread::sleep(Duration::from_millis(300));
@@ -278,67 +360,66 @@ fn typescript_verify(op: &Operator, id: &str) -> (Option<i32>, Value) {
     report_of(&out, "the TypeScript verifier")
 }
 
-/// Every verifier given the policy says `witnessed` `passes` for game `id` (epoch `e`).
-fn every_verifier_says(op: &Operator, id: &str, e: u64, passes: bool, what: &str) {
-    let v = server_check(&op.server, id, passes);
-    assert_eq!(
-        check_of(&v, "witnessed")["passed"],
-        passes,
-        "{what}: server {v}"
-    );
+/// Every verifier given the policy says `witnessed` passes for game `id` (epoch `e`).
+fn every_verifier_passes(op: &Operator, id: &str, e: u64) {
+    every_verifier_says(op, id, e, None, "honest");
+}
+
+/// Every verifier given the policy says `witnessed` `passes` for game `id` (epoch `e`), or
+/// fails it (`why`: Some) with a detail holding `why`.
+fn every_verifier_says(op: &Operator, id: &str, e: u64, why: Option<&str>, what: &str) {
+    let passes = why.is_none();
+    let explains = |detail: &Value| why.is_none_or(|w| detail.as_str().unwrap_or("").contains(w));
+    let v = server_check(&op.server, id, why);
+    let check = check_of(&v, "witnessed");
+    assert_eq!(check["passed"], passes, "{what}: server {v}");
+    assert!(explains(&check["detail"]), "{what}: server {check}");
     assert_eq!(v["verified"], passes, "{what}: server {v}");
     let (code, report) = vrs_verify(op, id, true);
     assert_eq!(code, Some(if passes { 0 } else { 1 }), "{what}: {report}");
-    assert_eq!(
-        step_of(&report, "witnessed")["passed"],
-        passes,
-        "{what}: {report}"
-    );
-    if !passes {
-        let detail = step_of(&report, "witnessed")["detail"].to_string();
-        assert!(detail.contains("short of the quorum"), "{what}: {detail}");
-    }
+    let step = step_of(&report, "witnessed");
+    assert_eq!(step["passed"], passes, "{what}: {report}");
+    assert!(explains(&step["detail"]), "{what}: {step}");
     let (code, text) = vrs_audit(op, e, e);
     assert_eq!(code, Some(if passes { 0 } else { 1 }), "{what}: {text}");
-    assert_eq!(
-        text.contains(&format!("FAIL epoch {e} witnessed")),
-        !passes,
-        "{what}: {text}"
-    );
+    let line = format!("FAIL epoch {e} witnessed");
+    assert_eq!(text.contains(&line), !passes, "{what}: {text}");
+    if let Some(w) = why {
+        assert!(
+            text.lines().any(|l| l.contains(&line) && l.contains(w)),
+            "{what}: {text}"
+        );
+    }
     let (code, report) = python_verify(op, id);
     assert_eq!(
         code,
         Some(if passes { 0 } else { 1 }),
         "{what}: Python {report}"
     );
-    assert_eq!(
-        step_of(&report, "witnessed")["status"] == "ok",
-        passes,
-        "{what}: Python {report}"
-    );
+    let step = step_of(&report, "witnessed");
+    assert_eq!(step["status"] == "ok", passes, "{what}: Python {report}");
+    assert!(explains(&step["detail"]), "{what}: Python {step}");
     let (code, report) = typescript_verify(op, id);
     assert_eq!(
         code,
         Some(if passes { 0 } else { 1 }),
         "{what}: TypeScript {report}"
     );
-    assert_eq!(
-        step_of(&report, "witnessed")["passed"],
-        passes,
-        "{what}: TypeScript {report}"
-    );
+    let step = step_of(&report, "witnessed");
+    assert_eq!(step["passed"], passes, "{what}: TypeScript {report}");
+    assert!(explains(&step["detail"]), "{what}: TypeScript {step}");
 }
 
 #[test]
 fn an_honest_operator_passes_and_a_staged_stall_fails_witnessed_everywhere() {
     let data = tempfile::tempdir().unwrap();
-    let op = operator(data.path(), None);
+    let op = operator(data.path(), Attack::default());
     // Past the first epochs (the witnesses' first contact cosigns them with a later time).
     let (_, first) = bet(&op.server, "warm-up");
     wait_for_epoch(&op.server, first + 2);
     let (id, e) = bet(&op.server, "honest");
-    every_verifier_says(&op, &id, e, true, "honest");
-    let v = server_check(&op.server, &id, true);
+    every_verifier_passes(&op, &id, e);
+    let v = server_check(&op.server, &id, None);
     let log = &v["proof"]["log"];
     assert_eq!(log["origin"], ORIGIN, "{v}");
     assert!(!log["commitment"].as_array().unwrap().is_empty(), "{v}");
@@ -372,7 +453,13 @@ fn an_honest_operator_passes_and_a_staged_stall_fails_witnessed_everywhere() {
             (rec["closed_at_ms"] == rec["deadline_ms"]).then_some((id, s))
         })
         .expect("a bet in an epoch the stall made overdue");
-    every_verifier_says(&op, &stalled_id, s, false, "staged stall");
+    every_verifier_says(
+        &op,
+        &stalled_id,
+        s,
+        Some("short of the quorum"),
+        "staged stall",
+    );
     assert!(op.server.stop());
 }
 
@@ -380,12 +467,148 @@ fn an_honest_operator_passes_and_a_staged_stall_fails_witnessed_everywhere() {
 fn an_operator_withholding_its_commitments_fails_witnessed_everywhere() {
     let data = tempfile::tempdir().unwrap();
     // Every push reaches the witnesses 2.5 s late: past their δ of 1 s.
-    let op = operator(data.path(), Some(Duration::from_millis(2_500)));
+    let op = operator(
+        data.path(),
+        Attack {
+            withhold: Some(Duration::from_millis(2_500)),
+            ..Attack::default()
+        },
+    );
     let (_, first) = bet(&op.server, "warm-up");
     wait_for_epoch(&op.server, first + 2);
     let (id, e) = bet(&op.server, "withheld");
     op.server
         .poll_ok(&format!("/api/v1/games/{id}"), Duration::from_secs(60));
-    every_verifier_says(&op, &id, e, false, "withholding");
+    every_verifier_says(&op, &id, e, Some("short of the quorum"), "withholding");
+    assert!(op.server.stop());
+}
+
+/// An understated rate: every plan declares 600 squarings a second, below the verifier's S,
+/// so T shrinks to about 600 (1 s epochs), which the operator's real squarer evaluates in a
+/// millisecond, long before the epoch closes. `timing` (the declared rate's rule)
+/// passes; `witnessed` judges T by the verifier's S and fails everywhere.
+#[test]
+fn an_operator_understating_its_rate_fails_witnessed_everywhere() {
+    let data = tempfile::tempdir().unwrap();
+    let op = operator(
+        data.path(),
+        Attack {
+            declared_rate: Some("600"),
+            ..Attack::default()
+        },
+    );
+    let (_, first) = bet(&op.server, "warm-up");
+    wait_for_epoch(&op.server, first + 2);
+    let (id, e) = bet(&op.server, "understated");
+    let v = op
+        .server
+        .poll_ok(&format!("/api/v1/verify/{id}"), Duration::from_secs(60));
+    assert_eq!(v["proof"]["timing"]["squarings_per_second"], 600, "{v}");
+    assert_eq!(check_of(&v, "timing")["passed"], true, "{v}");
+    let t = v["proof"]["iterations"].as_u64().unwrap();
+    assert!(t < 1_000, "T = {t}");
+    let why = format!("T_e / S = {t} / 1000 allows under");
+    every_verifier_says(&op, &id, e, Some(&why), "understated rate");
+    assert!(op.server.stop());
+}
+
+/// Clock lag: the operator's wall clock runs 5 s behind (past the witnesses' δ of 1 s), so
+/// every stamp it writes is consistent with every other and `timing` passes, but each plan
+/// and commitment reaches the witnesses 5 s after its stamp: refused, and the epoch's games
+/// fail `witnessed` everywhere.
+#[test]
+fn an_operator_with_a_lagging_clock_fails_witnessed_everywhere() {
+    let data = tempfile::tempdir().unwrap();
+    let op = operator(
+        data.path(),
+        Attack {
+            clock_lag_s: Some(5),
+            ..Attack::default()
+        },
+    );
+    let sent = vrs_observe::clock::now_ms();
+    let (status, r) = op.server.post(
+        "/api/v1/games/dice/bet",
+        &json!({"bet_type": "over7", "amount": 1, "player_seed": "lagging"}),
+    );
+    assert_eq!(status, 202, "{r}");
+    let lag = sent - r["acceptance"]["accepted_at_ms"].as_i64().unwrap();
+    assert!(
+        (4_000..10_000).contains(&lag),
+        "the clock lags {lag} ms: {r}"
+    );
+    let (id, e) = (
+        r["game_id"].as_str().unwrap().to_owned(),
+        r["resolves_at_epoch"].as_u64().unwrap(),
+    );
+    op.server
+        .poll_ok(&format!("/api/v1/games/{id}"), Duration::from_secs(60));
+    let v = op
+        .server
+        .poll_ok(&format!("/api/v1/verify/{id}"), Duration::from_secs(60));
+    assert_eq!(check_of(&v, "timing")["passed"], true, "{v}");
+    every_verifier_says(&op, &id, e, Some("short of the quorum"), "clock lag");
+    assert!(op.server.stop());
+}
+
+/// A fork served to one client: a second server of the same operator (its log key, its
+/// origin, another store) answers that client from another history and pushes it to the same
+/// witnesses, which hold the first history and refuse it. The forked client's game fails
+/// `witnessed` everywhere; the other view still passes.
+#[test]
+fn a_fork_served_to_one_client_fails_witnessed_everywhere() {
+    let data = tempfile::tempdir().unwrap();
+    let op = operator(data.path(), Attack::default());
+    let (_, first) = bet(&op.server, "warm-up");
+    wait_for_epoch(&op.server, first + 2);
+    let fork_data = tempfile::tempdir().unwrap();
+    let fork = fork_of(&op, fork_data.path());
+    let (forked, f) = bet(&fork.server, "forked");
+    fork.server
+        .poll_ok(&format!("/api/v1/games/{forked}"), Duration::from_secs(60));
+    every_verifier_says(&fork, &forked, f, Some("short of the quorum"), "fork");
+    let (id, e) = bet(&op.server, "the witnessed view");
+    every_verifier_passes(&op, &id, e);
+    assert!(fork.server.stop());
+    assert!(op.server.stop());
+}
+
+/// Witnesses down: all three stop answering (SIGSTOP) for 4 s, past their δ, while bets keep
+/// coming. Every bet is accepted and resolves; an epoch whose entries reached the witnesses
+/// late is void (its game fails `witnessed`: no quorum cosigned it in time), and the log
+/// goes on: the service voids the stale epochs so that the witnesses take the backlog, and a
+/// game placed once they answer again passes everywhere.
+#[test]
+fn with_the_witnesses_down_bets_go_on_and_the_log_recovers() {
+    let data = tempfile::tempdir().unwrap();
+    let op = operator(data.path(), Attack::default());
+    let (_, first) = bet(&op.server, "warm-up");
+    wait_for_epoch(&op.server, first + 2);
+    for w in &op._witnesses {
+        w.freeze(true);
+    }
+    let mut during = Vec::new();
+    for i in 0..4 {
+        during.push(bet(&op.server, &format!("during the outage {i}")));
+        std::thread::sleep(Duration::from_millis(1_000));
+    }
+    for w in &op._witnesses {
+        w.freeze(false);
+    }
+    for (id, _) in &during {
+        let g = op
+            .server
+            .poll_ok(&format!("/api/v1/games/{id}"), Duration::from_secs(60));
+        assert_eq!(g["status"], "resolved", "{g}");
+    }
+    std::thread::sleep(Duration::from_millis(3_000));
+    let (id, e) = bet(&op.server, "after the outage");
+    every_verifier_passes(&op, &id, e);
+    // The epoch of the second bet opened and closed while no witness answered: void.
+    let (id, _) = &during[1];
+    let v = op
+        .server
+        .poll_ok(&format!("/api/v1/verify/{id}"), Duration::from_secs(60));
+    assert_eq!(check_of(&v, "witnessed")["passed"], false, "{v}");
     assert!(op.server.stop());
 }
