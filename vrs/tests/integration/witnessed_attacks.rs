@@ -212,6 +212,33 @@ fn fork_of(op: &Operator, data: &Path) -> Operator {
     }
 }
 
+/// The log's latest checkpoint (`GET /log/checkpoint`): its size and how many witnesses
+/// cosigned it.
+fn latest_checkpoint(server: &Server) -> (u64, usize) {
+    let text = ureq::get(&format!("{}/log/checkpoint", server.url))
+        .call()
+        .unwrap()
+        .into_string()
+        .unwrap();
+    let size = text.lines().nth(1).and_then(|l| l.parse().ok()).unwrap();
+    (size, text.matches("\n— w.test/").count())
+}
+
+/// Waits until a checkpoint at least as large as the log is now is cosigned by two
+/// witnesses (the backlog after an outage was taken), or fails after 30 s.
+fn wait_until_caught_up(server: &Server) {
+    let (now, _) = latest_checkpoint(server);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (size, cosigners) = latest_checkpoint(server);
+        if size >= now && cosigners >= 2 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the witnesses never caught up");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// Waits until epoch `n` exists (it opened).
 fn wait_for_epoch(server: &Server, n: u64) {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -601,7 +628,7 @@ fn with_the_witnesses_down_bets_go_on_and_the_log_recovers() {
             .poll_ok(&format!("/api/v1/games/{id}"), Duration::from_secs(60));
         assert_eq!(g["status"], "resolved", "{g}");
     }
-    std::thread::sleep(Duration::from_millis(3_000));
+    wait_until_caught_up(&op.server);
     let (id, e) = bet(&op.server, "after the outage");
     every_verifier_passes(&op, &id, e);
     // The epoch of the second bet opened and closed while no witness answered: void.
