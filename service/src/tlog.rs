@@ -3,8 +3,8 @@
 //! configured witnesses (C2SP tlog-witness), whose cosignatures are stored with each
 //! checkpoint.
 //!
-//! The log follows the store: [`OperatorLog::sync`] appends, in order, every plan, commitment
-//! and pool batch the store holds and the log lacks, so a crash between a close and its entries
+//! The log follows the store: [`OperatorLog::sync`] appends, in order, every plan, commitment,
+//! output and pool batch the store holds and the log lacks, so a crash between a close and its entries
 //! only delays them. The leader syncs after each close and each pool batch; a follower's
 //! tree catches up from the store when it is read ([`OperatorLog::refresh`]).
 
@@ -17,7 +17,7 @@ use base64::prelude::{Engine as _, BASE64_STANDARD};
 use tokio::sync::{watch, Mutex, RwLock};
 use vrs_observe::clock::now_ms;
 use vrs_protocol::tlog::entry::{
-    CommitmentEntry, LogEntry, OperatorEntry, PlanEntry, PoolBatchEntry, VoidEntry,
+    CommitmentEntry, LogEntry, OperatorEntry, OutputEntry, PlanEntry, PoolBatchEntry, VoidEntry,
 };
 use vrs_protocol::tlog::note::{vkey, LogSigner, VKey};
 use vrs_protocol::tlog::policy::Policy;
@@ -88,6 +88,8 @@ struct Tail {
     /// The last epoch committed or void: a void epoch's commitment is never logged (a
     /// witness refuses it), so the next one to log is the one after.
     last_settled: u64,
+    /// The last epoch whose output is logged.
+    last_output: u64,
     last_batch: u64,
 }
 
@@ -97,6 +99,7 @@ impl Tail {
             LogEntry::Plan(p) => self.last_plan = p.epoch,
             LogEntry::Commitment(c) => self.last_settled = self.last_settled.max(c.epoch),
             LogEntry::Void(v) => self.last_settled = self.last_settled.max(v.epoch),
+            LogEntry::Output(o) => self.last_output = o.epoch,
             LogEntry::PoolBatch(b) => self.last_batch = b.batch,
             LogEntry::Operator(_) => {}
         }
@@ -109,6 +112,9 @@ struct EpochEntries {
     plan: Option<u64>,
     commitment: Option<u64>,
     void: Option<u64>,
+    output: Option<u64>,
+    /// p(e), from the plan.
+    previous: u64,
     /// The plan's opening and the commitment's close (ms).
     opened_ms: u64,
     closed_ms: Option<u64>,
@@ -142,6 +148,7 @@ impl Inner {
                 let at = self.epochs.entry(p.epoch).or_default();
                 at.plan = Some(index);
                 at.opened_ms = p.opened_ms;
+                at.previous = p.previous;
             }
             LogEntry::Commitment(c) => {
                 let at = self.epochs.entry(c.epoch).or_default();
@@ -149,7 +156,8 @@ impl Inner {
                 at.closed_ms = Some(c.closed_ms);
             }
             LogEntry::Void(v) => self.epochs.entry(v.epoch).or_default().void = Some(index),
-            _ => {}
+            LogEntry::Output(o) => self.epochs.entry(o.epoch).or_default().output = Some(index),
+            LogEntry::Operator(_) | LogEntry::PoolBatch(_) => {}
         }
         Ok(())
     }
@@ -163,6 +171,10 @@ pub struct OwnFloor {
     pub max_rate: u64,
     pub delta_ms: u64,
 }
+
+/// How far after an epoch [`OperatorLog::output_of`] looks for the epoch that takes its output
+/// (p(e) = e − L with L lanes).
+const MAX_LANES: u64 = 16;
 
 /// Most stored checkpoints read to find each witness's first cosignature of an entry.
 const COVERING: u64 = 64;
@@ -298,7 +310,8 @@ impl OperatorLog {
     }
 
     /// Appends what the store holds and the log lacks: the declaration (first), each epoch's
-    /// plan and, once closed, its commitment, in epoch order; each committed pool batch.
+    /// plan and, once closed, its commitment, in epoch order; each epoch's output once the
+    /// service has it, in epoch order; each committed pool batch.
     pub async fn sync(&self, declaration: &Declaration) -> anyhow::Result<()> {
         let _one = self.appending.lock().await;
         self.refresh().await?;
@@ -385,12 +398,68 @@ impl OperatorLog {
             }
             e += 1;
         }
+        // Each epoch's output, in epoch order, from the first epoch planned in the log on.
+        let first_planned = {
+            let i = self.inner.read().await;
+            i.epochs
+                .iter()
+                .find(|(_, at)| at.plan.is_some())
+                .map(|(&e, _)| e)
+        }
+        .or_else(|| {
+            out.iter().find_map(|e| match e {
+                LogEntry::Plan(p) => Some(p.epoch),
+                _ => None,
+            })
+        });
+        let mut o = match (tail.last_output, first_planned) {
+            (0, Some(first)) => first,
+            (0, None) => planned + 1,
+            (last, _) => last + 1,
+        };
+        while o <= planned {
+            let Some((y, _known_ms)) = self.output_of(o).await? else {
+                break;
+            };
+            #[cfg(feature = "testkit")]
+            if let Some(&held) = crate::epoch::testkit::HELD_OUTPUT_MS.get() {
+                if (now_ms().max(0) as u64) < _known_ms.saturating_add(held) {
+                    break;
+                }
+            }
+            out.push(LogEntry::Output(OutputEntry::of(o, &y)));
+            o += 1;
+        }
         let mut b = tail.last_batch + 1;
         while let Some(batch) = self.store.pool_batch(b).await? {
             out.push(LogEntry::PoolBatch(PoolBatchEntry::from(&batch)));
             b += 1;
         }
         self.append(out).await
+    }
+
+    /// y of epoch `epoch` as the store holds it, with when the service had it (Unix ms): its
+    /// resolved output, or, sooner (before the proof is done), the previous output in the
+    /// input of the epoch that takes it, stored a moment after that epoch's close.
+    async fn output_of(&self, epoch: u64) -> anyhow::Result<Option<(Vec<u8>, u64)>> {
+        let Some(rec) = self.store.epoch(epoch).await? else {
+            return Ok(None);
+        };
+        if let Some(out) = rec.output {
+            return Ok(Some((out.y, out.resolved_at_ms.max(0) as u64)));
+        }
+        for next in epoch + 1..=epoch + MAX_LANES {
+            let Some(later) = self.store.epoch(next).await? else {
+                break;
+            };
+            if later.previous() == epoch {
+                return Ok(later.input.map(|i| {
+                    let at = later.closed_at_ms.unwrap_or(0).max(0) as u64;
+                    (i.prev_y, at)
+                }));
+            }
+        }
+        Ok(None)
     }
 
     /// Voids the epochs whose plan or commitment lies beyond `from` (what a witness that
@@ -587,18 +656,29 @@ impl OperatorLog {
         self.floor.as_ref()
     }
 
-    /// Epoch `epoch`'s plan and commitment with the checkpoints that prove them: for each,
-    /// the first stored checkpoint each witness cosigned that includes it (the log's own
-    /// signed checkpoint where none was cosigned). None: the log holds no plan of `epoch`.
+    /// Epoch `epoch`'s plan and commitment, and the output of p(e), with the checkpoints that
+    /// prove them: for each, the first stored checkpoint each witness cosigned that includes it
+    /// (the log's own signed checkpoint where none was cosigned). None: the log holds no plan
+    /// of `epoch`.
     pub async fn evidence(&self, epoch: u64) -> anyhow::Result<Option<LogEvidence>> {
-        let mut at = self.inner.read().await.epochs.get(&epoch).copied();
-        if at.is_none_or(|a| a.commitment.is_none()) {
+        let complete = |i: &Inner| {
+            let at = i.epochs.get(&epoch).copied();
+            let output_known =
+                |p: u64| p == 0 || i.epochs.get(&p).is_some_and(|o| o.output.is_some());
+            (
+                at,
+                at.is_some_and(|a| a.commitment.is_some() && output_known(a.previous)),
+            )
+        };
+        let (mut at, whole) = complete(&*self.inner.read().await);
+        if !whole {
             self.refresh().await?;
-            at = self.inner.read().await.epochs.get(&epoch).copied();
+            at = complete(&*self.inner.read().await).0;
         }
         let Some(EpochEntries {
             plan: Some(plan),
             commitment,
+            previous,
             ..
         }) = at
         else {
@@ -608,10 +688,25 @@ impl OperatorLog {
             Some(i) => self.logged(i).await?,
             None => Vec::new(),
         };
+        let output = match previous {
+            0 => None,
+            p => self
+                .inner
+                .read()
+                .await
+                .epochs
+                .get(&p)
+                .and_then(|a| a.output),
+        };
+        let previous_output = match output {
+            Some(i) => self.logged(i).await?,
+            None => Vec::new(),
+        };
         Ok(Some(LogEvidence {
             origin: self.origin().to_owned(),
             plan: self.logged(plan).await?,
             commitment,
+            previous_output,
         }))
     }
 

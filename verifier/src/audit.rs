@@ -282,6 +282,7 @@ pub fn audit(
                 e.bets_root,
                 e.bet_count,
                 e.deadline_ms,
+                &e.previous_output,
             );
             let result = e
                 .log
@@ -401,7 +402,7 @@ pub fn audit(
         failures,
         notes: match witness {
             None => vec![crate::witnessed::UNCHECKED_NOTE.to_owned()],
-            Some(_) => Vec::new(),
+            Some(floor) => crate::witnessed::policy_notes(floor),
         },
     };
     Ok((summary, backend_name))

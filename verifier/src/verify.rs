@@ -334,7 +334,8 @@ pub fn check(
     });
     let notes = match (pool_served, witness) {
         (false, None) => vec![crate::witnessed::UNCHECKED_NOTE.to_owned()],
-        _ => Vec::new(),
+        (_, Some(floor)) => crate::witnessed::policy_notes(floor),
+        (true, None) => Vec::new(),
     };
     // Version 2: the signed acceptance, and a pool-served bet's place in an epoch's tree.
     let keys = acceptance::Keys::fetch(fetch, server)?;
@@ -889,6 +890,7 @@ fn witnessed_step(proof: &Value, floor: &WitnessFloor) -> Step {
                     p.hash("bets_root")?,
                     p.u64("bet_count")?,
                     proof["timing"]["deadline_ms"].as_u64(),
+                    &p.bytes("previous_output")?,
                 )
             })();
             crate::witnessed::step(floor, e, evidence.as_ref(), shown)

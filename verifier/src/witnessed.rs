@@ -1,6 +1,7 @@
 //! The `witnessed` step of `vrs verify` and `vrs audit` (docs/PROTOCOL.md §21, "The witnessed
-//! step"): an epoch's plan and commitment are in checkpoints that a quorum of the verifier's
-//! own witnesses cosigned in time, and the epoch record judged is the one the log proves.
+//! step"): an epoch's plan and commitment, and the output of the epoch its input takes, are in
+//! checkpoints that a quorum of the verifier's own witnesses cosigned in time, and the epoch
+//! record judged is the one the log proves.
 
 use std::path::PathBuf;
 
@@ -9,7 +10,7 @@ use clap::Args;
 use serde_json::Value;
 use vrs_engine::epoch::Timing;
 use vrs_engine::merkle::Hash;
-use vrs_protocol::tlog::entry::CommitmentEntry;
+use vrs_protocol::tlog::entry::{output_hash, CommitmentEntry};
 use vrs_protocol::tlog::policy::Policy;
 use vrs_protocol::tlog::witnessed::{
     self, default_max_rate, LogEvidence, ShownEpoch, WitnessFloor,
@@ -19,6 +20,22 @@ use vrs_protocol::tlog::witnessed::{
 pub const UNCHECKED_NOTE: &str = "witnessed: not checked (no --witness-policy): the operator is \
     trusted not to withhold an epoch's commitment, stage a stall or backdate its times \
     (docs/PROTOCOL.md §21)";
+
+/// What a verifier with a policy says of the policy itself: a quorum that two disjoint sets of
+/// witnesses meet lets two histories pass, each shown to one set (docs/PROTOCOL.md §21).
+pub fn policy_notes(floor: &WitnessFloor) -> Vec<String> {
+    match floor.policy.disjoint_quorums() {
+        Some((a, b)) => vec![format!(
+            "witnessed: the policy's quorum is met by two disjoint sets of witnesses ([{}] and \
+             [{}]): two histories of the log, each cosigned by one set, both pass; a quorum \
+             whose every two sets share a witness (a majority) excludes that \
+             (docs/PROTOCOL.md §21)",
+            a.join(", "),
+            b.join(", ")
+        )],
+        None => Vec::new(),
+    }
+}
 
 /// `--witness-policy`, `--max-rate` and `--delta-ms` of `vrs verify` and `vrs audit`.
 #[derive(Debug, Args)]
@@ -76,14 +93,15 @@ pub(crate) fn evidence_of(v: &Value) -> Result<Option<LogEvidence>, String> {
     }
 }
 
-/// The record shown of a version-2 epoch (its committed timing and nonce, bets root, count
-/// and deadline).
+/// The record shown of a version-2 epoch (its committed timing and nonce, bets root, count,
+/// deadline and the previous output its input takes).
 pub(crate) fn shown(
     epoch: u64,
     committed: Option<(Timing, [u8; 32])>,
     bets_root: Hash,
     bet_count: u64,
     deadline_ms: Option<u64>,
+    previous_output: &[u8],
 ) -> Result<ShownEpoch, String> {
     let (t, nonce) = committed.ok_or_else(|| {
         format!("epoch {epoch} is version 1: it committed to no plan, so no log can time it")
@@ -102,6 +120,7 @@ pub(crate) fn shown(
             closed_ms: t.closed_at_ms,
         },
         deadline_ms: deadline_ms.ok_or_else(|| format!("epoch {epoch} shows no deadline_ms"))?,
+        previous_output_hash: output_hash(previous_output),
     })
 }
 
@@ -116,7 +135,7 @@ pub(crate) fn step(
     let shown = shown?;
     let ev = evidence
         .ok_or_else(|| format!("the server publishes no witnessed log for epoch {epoch}"))?;
-    let w = witnessed::check(&ev.plan, &ev.commitment, floor)?;
+    let w = witnessed::check(&ev.plan, &ev.commitment, &ev.previous_output, floor)?;
     if w.plan.epoch != epoch {
         return Err(format!(
             "the log's entries are epoch {}'s, not epoch {epoch}'s",

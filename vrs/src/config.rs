@@ -263,6 +263,12 @@ pub struct ServeConfig {
     #[cfg(feature = "testkit")]
     #[arg(long, hide = true, value_parser = vrs_protocol::schedule::parse_rate)]
     pub testkit_declared_rate: Option<u64>,
+    /// Test-only (feature `testkit`, never in a release build): how long (ms) the log holds
+    /// each epoch's output back once this server has it, as a modified operator that chooses
+    /// y_p after the commitments taking it would (docs/PROTOCOL.md §21, "A withheld output").
+    #[cfg(feature = "testkit")]
+    #[arg(long, hide = true)]
+    pub testkit_held_output_ms: Option<u64>,
     /// Log lines on stderr: text (for people) or json (one JSON object per line, for log
     /// collectors). RUST_LOG sets the level (default info).
     #[arg(long, env = "VRS_LOG_FORMAT", default_value = "text",

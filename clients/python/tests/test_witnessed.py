@@ -38,6 +38,7 @@ from vrs_client.protocol.witnessed import (
     default_max_rate,
     parse_note,
     parse_vkey,
+    policy_notes,
     prove,
 )
 from vrs_client.verify import Report, Step, VerifyError, _notes, verify
@@ -50,9 +51,9 @@ IN_TIME = next(c for c in VECTOR["cases"] if c["passes"])
 FLOOR = WitnessFloor(POLICY, S, DELTA)
 
 
-def _verdict(plan, commitment, policy=POLICY) -> tuple[bool, str]:
+def _verdict(plan, commitment, policy=POLICY, previous_output=()) -> tuple[bool, str]:
     try:
-        return True, check(plan, commitment, policy, S, DELTA)
+        return True, check(plan, commitment, list(previous_output), policy, S, DELTA)
     except StepFail as e:
         return False, str(e)
 
@@ -60,8 +61,10 @@ def _verdict(plan, commitment, policy=POLICY) -> tuple[bool, str]:
 def test_the_shared_vector_passes_exactly_the_cases_marked_passes() -> None:
     assert any(c["passes"] for c in VECTOR["cases"]) and any(not c["passes"] for c in VECTOR["cases"])
     for case in VECTOR["cases"]:
-        ok, detail = _verdict(case["plan"], case["commitment"])
+        ok, detail = _verdict(case["plan"], case["commitment"], previous_output=case["previous_output"])
         assert ok == case["passes"], (case["name"], detail, case["detail"])
+        if ok:
+            assert detail == case["detail"], case["name"]
 
 
 def test_quorum_none_needs_no_cosignature_and_unknown_lines_are_ignored() -> None:
@@ -225,7 +228,8 @@ def test_an_altered_checkpoint_or_entry_fails() -> None:
 # --- Rule 3: the record judged is the logged one ------------------------------------------------
 
 def _proof(case=IN_TIME) -> dict:
-    """A verification's proof showing exactly the logged epoch, with its `log`."""
+    """A verification's proof showing exactly the logged epoch, with its `log` (the vector's y of
+    epoch p is u64(p), so previous_output is that for p ≥ 1)."""
     p = decode_entry(bytes.fromhex(case["plan"][0]["entry"]))
     c = decode_entry(bytes.fromhex(case["commitment"][0]["entry"]))
     return {
@@ -234,7 +238,9 @@ def _proof(case=IN_TIME) -> dict:
                    "security_margin": decimal.Decimal(c.margin_centi) / 100,
                    "squarings_per_second": c.squarings_per_second, "opened_at_ms": c.opened_ms,
                    "closed_at_ms": c.closed_ms, "deadline_ms": p.deadline_ms},
-        "log": {"origin": "vrs.test/log", "plan": case["plan"], "commitment": case["commitment"]},
+        "previous_output": c.previous.to_bytes(8, "big").hex(),
+        "log": {"origin": "vrs.test/log", "plan": case["plan"], "commitment": case["commitment"],
+                "previous_output": case["previous_output"]},
     }
 
 
@@ -262,6 +268,22 @@ def test_a_proof_field_differing_from_the_logged_commitment_fails_naming_it(fiel
         check_proof(proof, FLOOR)
     # The epoch is compared with the log's own first; every other field as "shown ≠ logged".
     assert "the log's entries are epoch 1's" in str(e.value) if field == "epoch" else "not the one logged" in str(e.value)
+
+
+def test_a_previous_output_other_than_the_logged_one_fails() -> None:
+    case = next(c for c in VECTOR["cases"] if c["name"] == "the previous output logged with the commitment")
+    assert check_proof(_proof(case), FLOOR).startswith(
+        "epoch 2: plan (entry 0), commitment (entry 1) and output of epoch 1 (entry 2)")
+    # y_1′ served to one client, every other field as logged.
+    proof = _proof(case)
+    proof["previous_output"] = "ff" * 8
+    with pytest.raises(StepFail, match="previous_output hashes to"):
+        check_proof(proof, FLOOR)
+    # The log without p's output: nothing fixed y_1.
+    proof = _proof(case)
+    del proof["log"]["previous_output"]
+    with pytest.raises(StepFail, match="no cosigned checkpoint holds the output of epoch 1"):
+        check_proof(proof, FLOOR)
 
 
 def test_no_log_a_version_1_epoch_or_a_failing_log_fail_witnessed() -> None:
@@ -344,3 +366,15 @@ def test_the_flags_are_the_verifiers_and_checked_before_any_request(tmp_path) ->
     run = subprocess.run([sys.executable, "-m", "vrs_client.cli", "0" * 32, "--server", unreachable,
                           "--max-rate", "9.5"], capture_output=True, text=True)
     assert run.returncode == 2 and "--max-rate" in run.stderr
+
+
+def test_a_quorum_two_disjoint_sets_meet_is_noted() -> None:
+    lines = [ln for ln in VECTOR["policy"].splitlines() if ln.startswith(("log ", "witness "))]
+    assert policy_notes(FLOOR) == []  # 2 of 3: any two sets share a witness
+    anyone = Policy.parse("\n".join(lines + ["group g any W0 W1 W2", "quorum g"]) + "\n")
+    assert anyone.disjoint_quorums() == (["W0"], ["W1", "W2"])
+    assert policy_notes(WitnessFloor(anyone, S, DELTA)) == [
+        "witnessed: the policy's quorum is met by two disjoint sets of witnesses ([W0] and [W1, W2]): two "
+        "histories of the log, each cosigned by one set, both pass; a quorum whose every two sets share a "
+        "witness (a majority) excludes that (docs/PROTOCOL.md §21)"]
+    assert Policy.parse("\n".join(lines + ["quorum none"]) + "\n").disjoint_quorums() is None

@@ -1457,7 +1457,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options) {
   const fetchFn = options.fetch || globalThis.fetch.bind(globalThis);
   const body = options.body || (await fetchVerification(baseUrl, gameId, fetchFn));
   const p = body.proof;
-  const notes = [];
+  const notes = witness ? witness.module.policyNotes(witness.policy) : [];
   const bet = p.bet && typeof p.bet === "object" ? p.bet : {};
   const steps = [];
   const report = (step) => {
@@ -1967,6 +1967,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options) {
       return witness.module.checkWitnessed(log.plan, log.commitment, witness.policy, {
         maxRate: witness.maxRate ?? witness.module.defaultMaxRate(group),
         deltaMs: witness.deltaMs,
+        previousOutput: log.previous_output ?? [],
         shown: witness.module.shownOfProof(p),
       });
     });

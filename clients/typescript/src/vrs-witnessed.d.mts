@@ -39,6 +39,8 @@ export interface LogEvidence {
   origin: string;
   plan: LoggedEntry[];
   commitment: LoggedEntry[];
+  /** p(e)'s output entry (empty for p = 0, and before it is logged). */
+  previous_output?: LoggedEntry[];
 }
 
 export interface OperatorEntry {
@@ -77,6 +79,13 @@ export interface VoidEntry {
   epoch: bigint;
   stamped_ms: bigint;
 }
+/** An output entry: SHA-256 of y_e as stored (one per epoch, in epoch order). */
+export interface OutputEntry {
+  kind: "output";
+  epoch: bigint;
+  output_hash: Uint8Array;
+}
+
 export interface PoolBatchEntry {
   kind: "pool-batch";
   batch: bigint;
@@ -89,7 +98,7 @@ export interface PoolBatchEntry {
   committed_ms: bigint;
 }
 /** One entry of the log (§21 "Entries"). */
-export type LogEntry = OperatorEntry | PlanEntry | CommitmentEntry | VoidEntry | PoolBatchEntry;
+export type LogEntry = OperatorEntry | PlanEntry | CommitmentEntry | VoidEntry | OutputEntry | PoolBatchEntry;
 
 /** Decodes an entry strictly: an unknown tag, or bytes missing or left over, throws
  *  CheckFailed ("not a log entry: …"). */
@@ -177,6 +186,12 @@ export declare function parsePolicy(text: string): Promise<Policy>;
 export declare function quorumSatisfied(policy: Policy, names: Iterable<string>): boolean;
 /** The quorum in words: `2 of (W0, W1, W2)`. */
 export declare function describeQuorum(policy: Policy): string;
+/** The most witnesses disjointQuorums searches. */
+export declare const MAX_SPLIT_CHECKED: number;
+/** Two disjoint sets of witness names that each satisfy the quorum, or null. */
+export declare function disjointQuorums(policy: Policy): [string[], string[]] | null;
+/** The notes a verifier with this policy adds to its report (a quorum two disjoint sets meet). */
+export declare function policyNotes(policy: Policy): string[];
 
 /** An entry proven in a cosigned checkpoint. */
 export interface ProvenEntry {
@@ -203,6 +218,8 @@ export interface ShownEpoch {
   opened_at_ms: string;
   closed_at_ms: string;
   deadline_ms: string;
+  /** The proof's previous_output (y_p), lowercase hex. */
+  previous_output: string;
 }
 
 /** The record shown by a proof (vdfEpoch, bets_root, bet_count, iterations and its timing), to
@@ -215,6 +232,9 @@ export interface WitnessedOptions {
   maxRate: number | bigint;
   /** δ in ms (default 2000). */
   deltaMs?: number | bigint | null | undefined;
+  /** The LoggedEntry list of p's output entry (the proof log's `previous_output`): required
+   *  for p ≥ 1, empty or absent for p = 0. */
+  previousOutput?: readonly LoggedEntry[] | null | undefined;
   /** The record judged (rule 3): the logged entries must equal it. */
   shown?: ShownEpoch | null | undefined;
 }

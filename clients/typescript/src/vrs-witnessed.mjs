@@ -1,14 +1,16 @@
 // vrs verifier: the `witnessed` step (docs/PROTOCOL.md §21, "The witnessed log").
 //
-// An epoch's plan and commitment are entries of the operator's log (RFC 6962 over SHA-256),
-// included in C2SP signed-note checkpoints that the verifier's own witnesses cosigned
-// (cosignature/v1) with their clocks' Unix seconds. The step passes when a quorum of the
-// verifier's policy (C2SP tlog-policy) cosigned both in time:
+// An epoch's plan and commitment, and for p ≥ 1 the output entry of the epoch p its input
+// takes, are entries of the operator's log (RFC 6962 over SHA-256), included in C2SP
+// signed-note checkpoints that the verifier's own witnesses cosigned (cosignature/v1) with their
+// clocks' Unix seconds. The step passes when a quorum of the verifier's policy (C2SP
+// tlog-policy) cosigned them in time:
 //
 //   1000 · t_p(w) ≤ opened_e + δ          the plan was public as the epoch opened
 //   1000 · t_c(w) ≤ deadline_e + δ        the commitment by the deadline (else the epoch is void)
+//   t_l(w) = max(t_c(w), t_o(w))          the last input of x_e fixed (t_o = t_c for p = 0)
 //   t_c(w) ≥ t_p(w) and
-//   (1000 · (t_c(w) + 1) + δ − opened_e) · S ≤ 1000 · T_e   under T_e / S from the opening − δ
+//   (1000 · (t_l(w) + 1) + δ − opened_e) · S ≤ 1000 · T_e   under T_e / S from the opening − δ
 //
 // S and δ are the verifier's, never the operator's. Integers only (BigInt). Mirrors the Rust
 // reference, protocol/src/tlog/{witnessed,note,policy,tree,entry}.rs, and its words where the
@@ -107,7 +109,7 @@ export function base64ToBytes(text, what = "value") {
 // Entries (§21 "Entries"): strict, so one entry has one meaning
 // ---------------------------------------------------------------------------------------------
 
-const KINDS = ["operator", "plan", "commitment", "void", "pool-batch"];
+const KINDS = ["operator", "plan", "commitment", "void", "output", "pool-batch"];
 
 /**
  * Decodes an entry's bytes: {kind, …fields} with u64 fields as BigInt, u32 margin_centi as a
@@ -151,6 +153,10 @@ export function decodeLogEntry(bytes) {
       break;
     case "void":
       e = { kind, epoch: u64(), stamped_ms: u64() };
+      break;
+    case "output":
+      // output_hash = SHA-256(y_e), y_e as stored (the bytes a later seed takes as y_p).
+      e = { kind, epoch: u64(), output_hash: take(32) };
       break;
     case "pool-batch":
       e = { kind, batch: u64(), first_index: u64(), size: u64(), prev_root: take(32), anchor_epoch: u64() };
@@ -421,6 +427,38 @@ export function quorumSatisfied(policy, names) {
   return policy.quorum === null || holds(policy.quorum);
 }
 
+/** The most witnesses disjointQuorums searches (2^n sets), as policy.rs. */
+export const MAX_SPLIT_CHECKED = 16;
+
+/** Two disjoint sets of policy witness names that each satisfy the quorum, or null (also for
+ *  `quorum none` and past MAX_SPLIT_CHECKED witnesses): two histories, each shown to one set,
+ *  would both pass (§21, "Known gaps", 2). */
+export function disjointQuorums(policy) {
+  const names = policy.witnesses.map((w) => w.name);
+  const n = names.length;
+  if (policy.quorum === null || n > MAX_SPLIT_CHECKED) return null;
+  const full = (1 << n) - 1;
+  const pick = (m) => names.filter((_, i) => (m >> i) & 1);
+  // The quorum is monotone: a set and its complement suffice.
+  for (let m = 1; m < full; m++) {
+    if (quorumSatisfied(policy, pick(m)) && quorumSatisfied(policy, pick(full & ~m))) {
+      return [pick(m).sort(), pick(full & ~m).sort()];
+    }
+  }
+  return null;
+}
+
+/** What a verifier with `policy` says of the policy itself (the words of `vrs verify`). */
+export function policyNotes(policy) {
+  const split = disjointQuorums(policy);
+  if (!split) return [];
+  return [
+    `witnessed: the policy's quorum is met by two disjoint sets of witnesses ([${split[0].join(", ")}] and ` +
+      `[${split[1].join(", ")}]): two histories of the log, each cosigned by one set, both pass; a quorum whose ` +
+      "every two sets share a witness (a majority) excludes that (docs/PROTOCOL.md §21)",
+  ];
+}
+
 /** The quorum in words, as policy.rs says it: `2 of (W0, W1, W2)`. */
 export function describeQuorum(policy) {
   const rule = (name) => {
@@ -547,13 +585,25 @@ export function shownOfProof(proof) {
     opened_at_ms: n(t.opened_at_ms, "timing.opened_at_ms"),
     closed_at_ms: n(t.closed_at_ms, "timing.closed_at_ms"),
     deadline_ms: n(t.deadline_ms, "timing.deadline_ms"),
+    // The bytes of y_p seed_e takes; rule 3 compares their SHA-256 with p's output entry.
+    previous_output: bytesToHex(hexToBytes(p.previous_output, undefined, "previous_output")),
   };
 }
 
 /** Rule 3: the record judged is the logged one. Every shown field must equal the logged
- *  commitment's, and the plan's shared fields and deadline must equal them too. */
-function checkShown(plan, c, shown) {
+ *  commitment's, and the plan's shared fields and deadline must equal them too; the shown
+ *  previous output must hash to p's logged output (`output`: its entry, null for p = 0). */
+async function checkShown(plan, c, output, shown) {
   const str = (v) => (v instanceof Uint8Array ? bytesToHex(v) : String(v));
+  if (output) {
+    const h = bytesToHex(await sha256(hexToBytes(shown.previous_output, undefined, "previous_output")));
+    if (h !== bytesToHex(output.output_hash)) {
+      fail(
+        `the epoch record shown is not the one logged: previous_output hashes to ${h}, the log's output of ` +
+          `epoch ${output.epoch} says ${bytesToHex(output.output_hash)}`,
+      );
+    }
+  }
   const fields = [
     ["epoch", "commitment", c.epoch, shown.epoch],
     ["previous_epoch", "commitment", c.previous, shown.previous_epoch],
@@ -583,8 +633,10 @@ function checkShown(plan, c, shown) {
  * The `witnessed` step over an epoch's plan and commitment, each a list of LoggedEntry (the
  * same entry in every checkpoint the operator holds cosigned for it). `policy`: parsePolicy's
  * result (or policy text, parsed here). Options: `maxRate` (S, required), `deltaMs` (δ, default
- * 2000), `shown` (shownOfProof's record: rule 3, checked once the rest passes). Resolves with a
- * detail string, or rejects with CheckFailed.
+ * 2000), `previousOutput` (the LoggedEntry list of p's output entry, the proof log's
+ * `previous_output`; required for p ≥ 1, empty or absent for p = 0), `shown` (shownOfProof's
+ * record: rule 3, checked once the rest passes). Resolves with a detail string, or rejects
+ * with CheckFailed.
  */
 export async function checkWitnessed(planList, commitmentList, policy, options = {}) {
   if (typeof policy === "string") policy = await parsePolicy(policy);
@@ -598,6 +650,20 @@ export async function checkWitnessed(planList, commitmentList, policy, options =
   const e = plan.epoch;
   if (e !== c.entry.epoch) fail(`the plan is epoch ${e}'s and the commitment epoch ${c.entry.epoch}'s`);
   if (p.index >= c.index) fail("the commitment comes before the plan in the log");
+  // y_p is fixed when p's output is logged: for p ≥ 1 one more input of x_e to time.
+  const outputList = options.previousOutput ?? [];
+  let o = null;
+  if (plan.previous === 0n) {
+    if (!Array.isArray(outputList) || outputList.length) {
+      fail(`epoch ${e} takes the genesis output y_0: no output entry belongs to it`);
+    }
+  } else {
+    o = await proveAll(`output of epoch ${plan.previous}`, outputList, policy);
+    if (o.entry.kind !== "output") fail(`entry ${o.index} is a ${o.entry.kind}, not an output`);
+    if (o.entry.epoch !== plan.previous) {
+      fail(`the output logged is epoch ${o.entry.epoch}'s; epoch ${e} takes that of epoch ${plan.previous}`);
+    }
+  }
 
   const inTime = [];
   const late = [];
@@ -606,9 +672,12 @@ export async function checkWitnessed(planList, commitmentList, policy, options =
     const tp = p.earliest.get(who);
     const tc = c.earliest.get(who);
     if (tp === undefined || tc === undefined) continue;
+    const to = o ? o.earliest.get(who) : tc;
+    if (to === undefined) continue;
+    const last = to > tc ? to : tc;
     // + 1: cosignatures carry whole seconds; + δ: bets count from the stamped opening, which
     // may precede the plan's cosignature by δ.
-    const end = (tc + 1n) * 1000n + delta;
+    const end = (last + 1n) * 1000n + delta;
     const spanMs = end > plan.opened_ms ? end - plan.opened_ms : 0n;
     const okPlan = tp * 1000n <= plan.opened_ms + delta;
     const okClose = tc * 1000n <= plan.deadline_ms + delta;
@@ -618,7 +687,9 @@ export async function checkWitnessed(planList, commitmentList, policy, options =
     } else {
       late.push(
         `${w.name}: plan at ${tp} s${okPlan ? "" : " (after the opening + δ)"}, ` +
-          `commitment at ${tc} s${okClose ? "" : " (after the deadline + δ)"}, ${spanMs} ms after the opening` +
+          `commitment at ${tc} s${okClose ? "" : " (after the deadline + δ)"}` +
+          (o ? `, output of epoch ${o.entry.epoch} at ${to} s` : "") +
+          `, ${spanMs} ms after the opening` +
           (okWindow ? "" : ` (T_e / S = ${plan.iterations} / ${S} allows under ${seconds3(plan.iterations, S)} s)`),
       );
     }
@@ -630,9 +701,12 @@ export async function checkWitnessed(planList, commitmentList, policy, options =
         (late.length ? `; not in time: ${late.join("; ")}` : ""),
     );
   }
-  if (options.shown) checkShown(plan, c.entry, options.shown);
+  if (options.shown) await checkShown(plan, c.entry, o && o.entry, options.shown);
+  const entries = o
+    ? `plan (entry ${p.index}), commitment (entry ${c.index}) and output of epoch ${o.entry.epoch} (entry ${o.index})`
+    : `plan (entry ${p.index}) and commitment (entry ${c.index})`;
   return (
-    `epoch ${e}: plan (entry ${p.index}) and commitment (entry ${c.index}) cosigned in time by ` +
+    `epoch ${e}: ${entries} cosigned in time by ` +
     `${inTime.length ? inTime.join(", ") : "no witness"} (quorum ${quorum}; S = ${S} squarings/s, δ = ${delta} ms)`
   );
 }

@@ -28,6 +28,7 @@ const proof = {
   iterations: 45_000_000,
   bets_root: "00".repeat(32),
   bet_count: 0,
+  previous_output: "00".repeat(64),
   leaf: "00",
   leaf_index: 0,
   audit_path: [],

@@ -12,7 +12,7 @@ import { createHash, generateKeyPairSync, sign } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import * as v from "../src/vrs-verify.mjs";
 import * as cg from "../src/vrs-classgroup.mjs";
-import { encodeCommitment, encodePlan, noteKey, operatorLog } from "./witnessed-log.mjs";
+import { encodeCommitment, encodeOutput, encodePlan, noteKey, operatorLog } from "./witnessed-log.mjs";
 
 const root = new URL("../../../", import.meta.url);
 const readJson = async (path) => JSON.parse(await readFile(fileURLToPath(new URL(path, root)), "utf8"));
@@ -1077,7 +1077,7 @@ test("an epoch game's signed acceptance verifies against GET /'s keys, fetched o
 
 /** rsaEpochGame's game with `proof.log` holding its plan and commitment (`logged` changes what
  *  the log says of the commitment, `times` when the witnesses cosigned), and the policy. */
-async function witnessedGame({ logged = {}, times = [1_100n, 1_150n], noLog = false } = {}) {
+async function witnessedGame({ logged = {}, times = [1_100n, 1_150n], noLog = false, outputOf = null } = {}) {
   const g = await rsaEpochGame();
   const p = g.body.proof;
   const t = p.timing;
@@ -1105,9 +1105,14 @@ async function witnessedGame({ logged = {}, times = [1_100n, 1_150n], noLog = fa
       ...logged,
     }),
   );
-  const commitment = await log.logged(1, witnesses.map((k) => [k, times[1]]));
+  const commitment = await log.logged(1, witnesses.map((k) => [k, times[1]]), 2);
+  // p's output entry, logged with the commitment: SHA-256 of the proof's previous_output (or
+  // of `outputOf`, a y_p other than the one shown).
+  const y = outputOf ?? unhex(p.previous_output);
+  log.append(encodeOutput(t.previous_epoch, await v.sha256(y)));
+  const output = await log.logged(2, witnesses.map((k) => [k, times[1]]));
   const body = structuredClone(g.body);
-  if (!noLog) body.proof.log = { origin: "vrs.test/log", plan: [plan], commitment: [commitment] };
+  if (!noLog) body.proof.log = { origin: "vrs.test/log", plan: [plan], commitment: [commitment], previous_output: [output] };
   return { body, fetch: g.fetch, policy, run: g.run };
 }
 
@@ -1137,12 +1142,12 @@ test("with a witness policy an epoch game gets the witnessed step after timing, 
   assert.equal(names[names.indexOf("timing") + 1], "witnessed");
   assert.equal(
     stepsOf(run).witnessed.detail,
-    "epoch 5: plan (entry 0) and commitment (entry 1) cosigned in time by W0, W1 (quorum 2 of (W0, W1); S = 5 squarings/s, δ = 2000 ms)",
+    "epoch 5: plan (entry 0), commitment (entry 1) and output of epoch 3 (entry 2) cosigned in time by W0, W1 (quorum 2 of (W0, W1); S = 5 squarings/s, δ = 2000 ms)",
   );
   // 53 000 · 6 > 300 · 1000: a faster squarer could have evaluated candidates in between.
   const fast = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512", witnessPolicy: policy, maxRate: 6n });
   assert.deepEqual(fast.steps.filter((s) => !s.passed).map((s) => s.name), ["witnessed"]);
-  assert.match(stepsOf(fast).witnessed.detail, /short of the quorum 2 of \(W0, W1\); not in time: W0: plan at 1100 s, commitment at 1150 s, 53000 ms after the opening \(T_e \/ S = 300 \/ 6 allows under 50\.000 s\)/);
+  assert.match(stepsOf(fast).witnessed.detail, /short of the quorum 2 of \(W0, W1\); not in time: W0: plan at 1100 s, commitment at 1150 s, output of epoch 3 at 1150 s, 53000 ms after the opening \(T_e \/ S = 300 \/ 6 allows under 50\.000 s\)/);
   // S by default: 9000000 for an RSA group.
   const byDefault = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512", witnessPolicy: policy });
   assert.match(stepsOf(byDefault).witnessed.detail, /T_e \/ S = 300 \/ 9000000 allows under 0\.000 s/);
@@ -1170,6 +1175,16 @@ test("witnessed fails when the server publishes no log, and when the logged reco
     assert.deepEqual(run.steps.filter((s) => !s.passed).map((s) => s.name), ["witnessed"]);
     assert.equal(stepsOf(run).witnessed.detail, `the epoch record shown is not the one logged: ${says}`);
   }
+  // y_p: the log's output of p is another y than the proof's previous_output.
+  const forked = await witnessedGame({ outputOf: new Uint8Array(64).fill(7) });
+  run = await v.verifyGame("", BET.game_id, null, { body: forked.body, fetch: forked.fetch, group: "test512", witnessPolicy: forked.policy, maxRate: 1 });
+  assert.deepEqual(run.steps.filter((s) => !s.passed).map((s) => s.name), ["witnessed"]);
+  assert.match(stepsOf(run).witnessed.detail, /^the epoch record shown is not the one logged: previous_output hashes to [0-9a-f]{64}, the log's output of epoch 3 says /);
+  // Without p's output in the log nothing fixed y_p.
+  const bare = await witnessedGame();
+  delete bare.body.proof.log.previous_output;
+  run = await v.verifyGame("", BET.game_id, null, { body: bare.body, fetch: bare.fetch, group: "test512", witnessPolicy: bare.policy, maxRate: 1 });
+  assert.equal(stepsOf(run).witnessed.detail, "no cosigned checkpoint holds the output of epoch 3");
   // A policy that does not parse is the caller's mistake, refused before anything is fetched.
   const g = await witnessedGame();
   await assert.rejects(v.verifyGame("", BET.game_id, null, { body: g.body, fetch: g.fetch, witnessPolicy: "quorum q\n" }), RangeError);

@@ -36,6 +36,9 @@ export const encodeCommitment = (c) =>
 /** A void entry of §21. */
 export const encodeVoid = (epoch, stampedMs) => v.concat(tagged("void"), v.u64(epoch), v.u64(stampedMs));
 
+/** The output entry of §21: u64 e ‖ SHA-256(y_e). */
+export const encodeOutput = (epoch, outputHash) => v.concat(tagged("output"), v.u64(epoch), outputHash);
+
 /** An Ed25519 note key: {name, alg, publicKey (32 bytes), sign(msg) → 64 bytes, vkey, id}. */
 export async function noteKey(name, alg) {
   const { publicKey, privateKey } = generateKeyPairSync("ed25519");

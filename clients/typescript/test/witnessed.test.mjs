@@ -31,7 +31,7 @@ test("the shared vector: exactly the cases marked passes pass, in the Rust step'
   assert.ok(vector.cases.length >= 9 && vector.cases.some((c) => !c.passes));
   const policy = await w.parsePolicy(vector.policy);
   for (const c of vector.cases) {
-    const got = await verdict(c.plan, c.commitment, policy);
+    const got = await verdict(c.plan, c.commitment, policy, { ...floor, previousOutput: c.previous_output });
     assert.equal(got.passes, c.passes, `${c.name}: ${got.detail}`);
     // The same words as the Rust reference (the vector's detail), so that reports agree.
     assert.equal(got.detail, c.detail, c.name);
@@ -81,6 +81,7 @@ test("rule 3: the logged record must equal the one the proof shows, field by fie
       closed_at_ms: T0 + 3_000,
       deadline_ms: T0 + 5_000,
     },
+    previous_output: "00".repeat(64),
   };
   const shown = w.shownOfProof(proof);
   const ok = await verdict(passing.plan, passing.commitment, vector.policy, { ...floor, shown });
@@ -105,6 +106,42 @@ test("rule 3: the logged record must equal the one the proof shows, field by fie
     assert.ok(got.detail.startsWith("the epoch record shown is not the one logged: ") && got.detail.includes(says), got.detail);
   }
   assert.throws(() => w.shownOfProof({ ...proof, timing: { ...proof.timing, nonce: null } }), v.CheckFailed);
+});
+
+test("rule 3: the previous output shown must hash to p's logged output", async () => {
+  const c = vector.cases.find((x) => x.name === "the previous output logged with the commitment");
+  const entry = w.decodeLogEntry(v.hexToBytes(c.commitment[0].entry));
+  const plan = w.decodeLogEntry(v.hexToBytes(c.plan[0].entry));
+  const proof = {
+    vdfEpoch: Number(entry.epoch),
+    bets_root: v.bytesToHex(entry.bets_root),
+    bet_count: Number(entry.bet_count),
+    iterations: Number(entry.iterations),
+    timing: {
+      version: 2,
+      previous_epoch: Number(entry.previous),
+      nonce: v.bytesToHex(entry.nonce),
+      security_margin: entry.margin_centi / 100,
+      squarings_per_second: Number(entry.squarings_per_second),
+      opened_at_ms: Number(entry.opened_ms),
+      closed_at_ms: Number(entry.closed_ms),
+      deadline_ms: Number(plan.deadline_ms),
+    },
+    // The vector's y of epoch p is u64(p).
+    previous_output: "0000000000000001",
+  };
+  const options = { ...floor, previousOutput: c.previous_output };
+  const ok = await verdict(c.plan, c.commitment, vector.policy, { ...options, shown: w.shownOfProof(proof) });
+  assert.equal(ok.passes, true, ok.detail);
+  assert.match(ok.detail, /^epoch 2: plan \(entry 0\), commitment \(entry 1\) and output of epoch 1 \(entry 2\)/);
+  // y_1′ served to one client, every other field as logged.
+  const forked = w.shownOfProof({ ...proof, previous_output: "ff".repeat(8) });
+  const got = await verdict(c.plan, c.commitment, vector.policy, { ...options, shown: forked });
+  assert.equal(got.passes, false);
+  assert.match(got.detail, /^the epoch record shown is not the one logged: previous_output hashes to /);
+  // Without p's output entry nothing fixed y_1.
+  const none = await verdict(c.plan, c.commitment, vector.policy, { ...floor, shown: w.shownOfProof(proof) });
+  assert.equal(none.detail, "no cosigned checkpoint holds the output of epoch 1");
 });
 
 test("rule 3 also holds the plan to the record: a plan that differs from its commitment fails", async () => {
@@ -134,7 +171,8 @@ test("a log made here verifies; its checkpoints, cosignatures and order are each
   const log = operatorLog(logKey);
   const T0 = 1_700_000_000_000n;
   const t = T0 / 1000n;
-  const plan = { epoch: 7, previous: 6, iterations: 90_000_000, margin_centi: 200, squarings_per_second: 5_000_000, opened_ms: T0, deadline_ms: T0 + 20_000n };
+  // p = 0: no output entry to prove (the previous-output cases are the shared vector's).
+  const plan = { epoch: 7, previous: 0, iterations: 90_000_000, margin_centi: 200, squarings_per_second: 5_000_000, opened_ms: T0, deadline_ms: T0 + 20_000n };
   log.append(encodeVoid(3, 1));
   log.append(encodePlan(plan));
   const pl = await log.logged(1, [[a, t], [b, t], [c, t]]);
@@ -378,4 +416,15 @@ test("two policy witnesses whose keys share a name are two witnesses: one's cosi
   const both = await verdict([await log.logged(0, [[k1, t], [k2, t]], 1)], [await log.logged(1, [[k1, t + 1n], [k2, t + 1n]])], policy, { maxRate: 9_000_000 });
   assert.equal(both.passes, true, both.detail);
   assert.match(both.detail, /cosigned in time by A, B /);
+});
+
+test("a quorum two disjoint sets meet is noted, in vrs verify's words", async () => {
+  const lines = vector.policy.split("\n").filter((l) => l.startsWith("log ") || l.startsWith("witness "));
+  assert.deepEqual(w.policyNotes(await w.parsePolicy(vector.policy)), []);
+  const anyone = await w.parsePolicy([...lines, "group g any W0 W1 W2", "quorum g", ""].join("\n"));
+  assert.deepEqual(w.disjointQuorums(anyone), [["W0"], ["W1", "W2"]]);
+  assert.deepEqual(w.policyNotes(anyone), [
+    "witnessed: the policy's quorum is met by two disjoint sets of witnesses ([W0] and [W1, W2]): two histories of the log, each cosigned by one set, both pass; a quorum whose every two sets share a witness (a majority) excludes that (docs/PROTOCOL.md §21)",
+  ]);
+  assert.equal(w.disjointQuorums(await w.parsePolicy([...lines, "quorum none", ""].join("\n"))), null);
 });

@@ -10,6 +10,7 @@
 //! commitment = u64(e) ‖ u64(p) ‖ bets_root[32] ‖ u64(bet_count) ‖ nonce[32] ‖ u64(T)
 //!              ‖ u32(margin_centi) ‖ u64(R) ‖ u64(opened_ms) ‖ u64(closed_ms)
 //! void       = u64(e) ‖ u64(stamped_ms)
+//! output     = u64(e) ‖ SHA-256(y_e)[32]
 //! pool-batch = u64(b) ‖ u64(first_index) ‖ u64(size) ‖ prev_root[32] ‖ u64(anchor_epoch)
 //!              ‖ seed[32] ‖ root[32] ‖ u64(committed_ms)
 //! f(s)       = u16(len(UTF-8(s))) ‖ UTF-8(s)
@@ -68,6 +69,31 @@ pub struct VoidEntry {
     pub stamped_ms: u64,
 }
 
+/// Epoch e's output once the service stored it: SHA-256 of y_e as stored (k bytes, what a
+/// later epoch's seed takes as y_p). One per epoch, in epoch order, so every client of the
+/// log sees one y_p; its cosigned time bounds when the operator fixed it (§21).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputEntry {
+    pub epoch: u64,
+    pub output_hash: [u8; 32],
+}
+
+impl OutputEntry {
+    /// The entry of epoch `epoch` whose output is `y` (bytes as stored).
+    pub fn of(epoch: u64, y: &[u8]) -> Self {
+        Self {
+            epoch,
+            output_hash: output_hash(y),
+        }
+    }
+}
+
+/// SHA-256(y): what an output entry holds of y.
+pub fn output_hash(y: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(y).into()
+}
+
 /// A committed pool batch (§14, "Commitment before use").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PoolBatchEntry {
@@ -103,6 +129,7 @@ pub enum LogEntry {
     Plan(PlanEntry),
     Commitment(CommitmentEntry),
     Void(VoidEntry),
+    Output(OutputEntry),
     PoolBatch(PoolBatchEntry),
 }
 
@@ -110,6 +137,7 @@ pub const TAG_OPERATOR: &str = "vrs/log/operator";
 pub const TAG_PLAN: &str = "vrs/log/plan";
 pub const TAG_COMMITMENT: &str = "vrs/log/commitment";
 pub const TAG_VOID: &str = "vrs/log/void";
+pub const TAG_OUTPUT: &str = "vrs/log/output";
 pub const TAG_POOL_BATCH: &str = "vrs/log/pool-batch";
 
 /// Why bytes are not an entry.
@@ -131,6 +159,7 @@ impl LogEntry {
             Self::Plan(_) => TAG_PLAN,
             Self::Commitment(_) => TAG_COMMITMENT,
             Self::Void(_) => TAG_VOID,
+            Self::Output(_) => TAG_OUTPUT,
             Self::PoolBatch(_) => TAG_POOL_BATCH,
         }
     }
@@ -146,19 +175,21 @@ impl LogEntry {
             Self::Plan(p) => Some(p.epoch),
             Self::Commitment(c) => Some(c.epoch),
             Self::Void(v) => Some(v.epoch),
+            Self::Output(o) => Some(o.epoch),
             Self::Operator(_) | Self::PoolBatch(_) => None,
         }
     }
 
     /// The time the operator stamped on the entry (Unix ms): what a witness compares with its
-    /// own clock.
-    pub fn stamped_ms(&self) -> u64 {
+    /// own clock. An output carries none: its witnesses' cosigned time is what counts.
+    pub fn stamped_ms(&self) -> Option<u64> {
         match self {
-            Self::Operator(o) => o.stamped_ms,
-            Self::Plan(p) => p.opened_ms,
-            Self::Commitment(c) => c.closed_ms,
-            Self::Void(v) => v.stamped_ms,
-            Self::PoolBatch(b) => b.committed_ms,
+            Self::Operator(o) => Some(o.stamped_ms),
+            Self::Plan(p) => Some(p.opened_ms),
+            Self::Commitment(c) => Some(c.closed_ms),
+            Self::Void(v) => Some(v.stamped_ms),
+            Self::Output(_) => None,
+            Self::PoolBatch(b) => Some(b.committed_ms),
         }
     }
 
@@ -202,6 +233,10 @@ impl LogEntry {
             Self::Void(v) => {
                 u64b(w, v.epoch);
                 u64b(w, v.stamped_ms);
+            }
+            Self::Output(o) => {
+                u64b(w, o.epoch);
+                w.extend_from_slice(&o.output_hash);
             }
             Self::PoolBatch(b) => {
                 u64b(w, b.batch);
@@ -261,6 +296,10 @@ impl LogEntry {
             TAG_VOID => Self::Void(VoidEntry {
                 epoch: r.u64()?,
                 stamped_ms: r.u64()?,
+            }),
+            TAG_OUTPUT => Self::Output(OutputEntry {
+                epoch: r.u64()?,
+                output_hash: r.array()?,
             }),
             TAG_POOL_BATCH => Self::PoolBatch(PoolBatchEntry {
                 batch: r.u64()?,
@@ -368,6 +407,7 @@ mod tests {
                 epoch: 3,
                 stamped_ms: 5,
             }),
+            LogEntry::Output(OutputEntry::of(3, b"y")),
             LogEntry::PoolBatch(PoolBatchEntry {
                 batch: 1,
                 first_index: 1,
@@ -402,7 +442,20 @@ mod tests {
         assert_eq!(bytes.len(), 1 + 12 + 8 * 6 + 4);
         assert_eq!(&bytes[..13], b"\x0cvrs/log/plan");
         assert_eq!(&bytes[13..21], &3u64.to_be_bytes());
-        assert_eq!(plan.stamped_ms(), 1_700_000_000_000);
+        assert_eq!(plan.stamped_ms(), Some(1_700_000_000_000));
         assert_eq!(plan.kind(), "plan");
+    }
+
+    #[test]
+    fn an_output_holds_the_hash_of_y() {
+        let o = LogEntry::Output(OutputEntry::of(9, b"abc"));
+        let bytes = o.encode();
+        assert_eq!(&bytes[..15], b"\x0evrs/log/output");
+        assert_eq!(&bytes[15..23], &9u64.to_be_bytes());
+        assert_eq!(
+            hex::encode(&bytes[23..]),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(o.stamped_ms(), None);
     }
 }

@@ -13,6 +13,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::note::{parse_vkey, VKey, ALG_COSIGNATURE_V1, ALG_ED25519};
 
+/// The most witnesses [`Policy::disjoint_quorums`] searches (2^n sets).
+pub const MAX_SPLIT_CHECKED: usize = 16;
+
 /// One witness of a policy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PolicyWitness {
@@ -208,6 +211,31 @@ impl Policy {
         }
     }
 
+    /// Two disjoint sets of witnesses that each satisfy the quorum, if there are any: then two
+    /// histories under one log key, each shown to its own set, both pass (docs/PROTOCOL.md §21,
+    /// "Known gaps", 2). None also for `quorum none` (which trusts the log alone anyway) and for
+    /// a policy of more than [`MAX_SPLIT_CHECKED`] witnesses, which is not searched.
+    pub fn disjoint_quorums(&self) -> Option<(Vec<String>, Vec<String>)> {
+        let n = self.witnesses.len();
+        if self.quorum.is_none() || n > MAX_SPLIT_CHECKED {
+            return None;
+        }
+        let set = |mask: u32| -> BTreeSet<String> {
+            (0..n)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| self.witnesses[i].name.clone())
+                .collect()
+        };
+        let all = (1u32 << n) - 1;
+        // The quorum is monotone: a set and its complement is the only pair worth trying.
+        (1..all)
+            .find(|&m| self.satisfied_by(&set(m)) && self.satisfied_by(&set(all & !m)))
+            .map(|m| {
+                let (a, b) = (set(m), set(all & !m));
+                (a.into_iter().collect(), b.into_iter().collect())
+            })
+    }
+
     /// The policy name of the witness with this key name, if any.
     pub fn witness_named(&self, key_name: &str) -> Option<&PolicyWitness> {
         self.witnesses.iter().find(|w| w.key.name == key_name)
@@ -223,6 +251,35 @@ mod tests {
     fn key(name: &str, alg: u8, b: u8) -> String {
         let sk = ed25519_dalek::SigningKey::from_bytes(&[b; 32]);
         vkey(name, alg, &sk.verifying_key().to_bytes())
+    }
+
+    #[test]
+    fn a_quorum_two_disjoint_sets_satisfy_is_found() {
+        let policy = |quorum: &str| {
+            let mut text = format!("log {}\n", key("log.example", ALG_ED25519, 1));
+            for i in 0..4u8 {
+                text += &format!(
+                    "witness W{i} {}\n",
+                    key(&format!("w{i}"), ALG_COSIGNATURE_V1, 10 + i)
+                );
+            }
+            Policy::parse(&(text + quorum)).unwrap()
+        };
+        // 2 of 4: {W0, W1} and {W2, W3} each pass.
+        let (a, b) = policy("group g 2 W0 W1 W2 W3\nquorum g\n")
+            .disjoint_quorums()
+            .unwrap();
+        assert!(a.len() >= 2 && b.len() >= 2 && a.iter().all(|w| !b.contains(w)));
+        // A majority (3 of 4) always overlaps; so does a single named witness.
+        assert_eq!(
+            policy("group g 3 W0 W1 W2 W3\nquorum g\n").disjoint_quorums(),
+            None
+        );
+        assert_eq!(policy("quorum W2\n").disjoint_quorums(), None);
+        assert!(policy("group g any W0 W1\nquorum g\n")
+            .disjoint_quorums()
+            .is_some());
+        assert_eq!(policy("quorum none\n").disjoint_quorums(), None);
     }
 
     #[test]

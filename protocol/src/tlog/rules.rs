@@ -3,8 +3,8 @@
 //!
 //! - plans come in epoch order, one per epoch, each after its predecessor was committed or
 //!   voided; a commitment only after its epoch's plan, matching it, closed within its
-//!   deadline, and never a second one for an epoch; pool batches in order, each linking to the
-//!   root before it;
+//!   deadline, and never a second one for an epoch; outputs one per epoch, in epoch order, of
+//!   epochs planned; pool batches in order, each linking to the root before it;
 //! - a plan's or a commitment's stamped time (opened, closed) lies within δ of the witness's
 //!   clock when it first sees the entry, unless the same submission also voids that epoch (how
 //!   an honest log recovers from an outage: it cannot take an entry back, but it can say that
@@ -35,6 +35,9 @@ pub struct AppState {
     pub last_batch: u64,
     pub last_batch_root: String,
     pub next_pool_index: u64,
+    /// The last epoch whose output was logged (0: none seen).
+    #[serde(default)]
+    pub last_output: u64,
 }
 
 /// What the witness has seen of one epoch.
@@ -227,6 +230,23 @@ pub fn apply(
                     fresh(&format!("the void of epoch {e}"), v.stamped_ms)?;
                 }
             }
+            LogEntry::Output(o) => {
+                let e = o.epoch;
+                if s.last_output != 0 && e != s.last_output + 1 {
+                    return Err(refuse(format!(
+                        "output of epoch {e} after that of {}: outputs come one per epoch, in \
+                         order",
+                        s.last_output
+                    )));
+                }
+                if e == 0 || e > s.last_plan {
+                    return Err(refuse(format!(
+                        "output of epoch {e}, which is not planned (last plan {})",
+                        s.last_plan
+                    )));
+                }
+                s.last_output = e;
+            }
             LogEntry::PoolBatch(b) => {
                 if s.last_batch != 0 {
                     if b.batch != s.last_batch + 1 {
@@ -263,7 +283,7 @@ pub fn apply(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::entry::{CommitmentEntry, PoolBatchEntry, VoidEntry};
+    use super::super::entry::{CommitmentEntry, OutputEntry, PoolBatchEntry, VoidEntry};
     use super::*;
 
     const T0: u64 = 1_800_000_000_000;
@@ -395,6 +415,33 @@ mod tests {
         assert!(s2.epochs[&1].void && s2.epochs[&1].committed);
         let e = apply(&s2, 3, &[void(1, later)], at(later)).unwrap_err();
         assert!(e.reason.contains("already void"), "{e}");
+    }
+
+    #[test]
+    fn outputs_come_one_per_epoch_in_order() {
+        let out = |e: u64, y: &[u8]| LogEntry::Output(OutputEntry::of(e, y));
+        let s = apply(
+            &started(),
+            1,
+            &[commit(1, T0, T0 + 900), plan(2, T0 + 900)],
+            at(T0 + 900),
+        )
+        .unwrap();
+        let s = apply(&s, 3, &[out(1, b"y1")], at(T0 + 950)).unwrap();
+        assert_eq!(s.last_output, 1);
+        // A second output of epoch 1, with another y or the same: refused.
+        for y in [&b"y1'"[..], b"y1"] {
+            let e = apply(&s, 4, &[out(1, y)], at(T0 + 960)).unwrap_err();
+            assert!(e.reason.contains("one per epoch, in order"), "{e}");
+        }
+        // Skipping an epoch, or an epoch not planned yet: refused.
+        let e = apply(&s, 4, &[out(3, b"y3")], at(T0 + 960)).unwrap_err();
+        assert!(e.reason.contains("in order"), "{e}");
+        let s2 = apply(&s, 4, &[out(2, b"y2")], at(T0 + 960)).unwrap();
+        let e = apply(&s2, 5, &[out(3, b"y3")], at(T0 + 960)).unwrap_err();
+        assert!(e.reason.contains("not planned"), "{e}");
+        // Outputs carry no stamp: one logged late is taken (verifiers time it).
+        apply(&s, 4, &[out(2, b"y2")], at(T0 + 3_600_000)).unwrap();
     }
 
     #[test]

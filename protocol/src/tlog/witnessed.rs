@@ -1,22 +1,25 @@
 //! The `witnessed` step (docs/PROTOCOL.md §21, "The witnessed step"): an epoch's plan and
-//! commitment are entries of the operator's log, included in checkpoints that a quorum of the
-//! verifier's own witnesses cosigned, each in time by that witness's clock:
+//! commitment, and the output of the epoch p its input takes (for p ≥ 1), are entries of the
+//! operator's log, included in checkpoints that a quorum of the verifier's own witnesses
+//! cosigned, each in time by that witness's clock:
 //!
 //! ```text
 //! 1000 · t_p(w) ≤ opened_e + δ                       the plan was cosigned as the epoch opened
 //! 1000 · t_c(w) ≤ deadline_e + δ                     the commitment, by the deadline (else void)
+//! t_l(w) = max(t_c(w), t_o(w))                       the last input of x_e to be fixed
 //! t_c(w) ≥ t_p(w) and
-//! (1000 · (t_c(w) + 1) + δ − opened_e) · S ≤ 1000 · T_e   under T_e / S from the opening − δ
+//! (1000 · (t_l(w) + 1) + δ − opened_e) · S ≤ 1000 · T_e   under T_e / S from the opening − δ
 //! ```
 //!
-//! t_p(w), t_c(w): witness w's cosigned Unix seconds on the two checkpoints; S: the verifier's
-//! bound on the fastest squarer (never the operator's declaration); δ: the verifier's clock
-//! tolerance. The + 1 covers the cosignatures' whole-second resolution; the δ, a stamped
+//! t_p(w), t_c(w), t_o(w): witness w's cosigned Unix seconds on the plan, the commitment and
+//! p's output (t_o = t_c for p = 0, whose y_0 nobody chooses); S: the verifier's bound on the
+//! fastest squarer (never the operator's declaration); δ: the verifier's clock tolerance.
+//! The added second covers the cosignatures' whole-second resolution; the δ, a stamped
 //! opening up to δ before the plan's cosignature (bets count from the opening).
 
 use std::collections::BTreeSet;
 
-use super::entry::{CommitmentEntry, LogEntry, PlanEntry};
+use super::entry::{CommitmentEntry, LogEntry, OutputEntry, PlanEntry};
 use super::note::{verify_checkpoint, VKey};
 use super::policy::Policy;
 use super::tree::{check_inclusion, leaf_hash, parse_b64_hash};
@@ -39,6 +42,10 @@ pub struct LogEvidence {
     pub origin: String,
     pub plan: Vec<LoggedEntry>,
     pub commitment: Vec<LoggedEntry>,
+    /// The output entry of epoch p(e), the y_p its input takes; empty for p = 0 (y_0) and
+    /// until p's output is logged.
+    #[serde(default)]
+    pub previous_output: Vec<LoggedEntry>,
 }
 
 /// The epoch record a verifier was shown (the proof's or the epoch endpoint's), in the terms
@@ -47,12 +54,25 @@ pub struct LogEvidence {
 pub struct ShownEpoch {
     pub commitment: CommitmentEntry,
     pub deadline_ms: u64,
+    /// SHA-256 of the shown `previous_output` (the bytes of y_p seed_e takes).
+    pub previous_output_hash: [u8; 32],
 }
 
 impl Witnessed {
     /// The record judged is the one proven in the log: every field shown must equal it.
     pub fn matches(&self, shown: &ShownEpoch) -> Result<(), String> {
         let (p, c) = (&self.plan, &self.commitment);
+        if let Some(o) = &self.previous_output {
+            if o.output_hash != shown.previous_output_hash {
+                return Err(format!(
+                    "the epoch record shown is not the one logged: previous_output hashes to \
+                     {}, the log's output of epoch {} says {}",
+                    hex::encode(shown.previous_output_hash),
+                    o.epoch,
+                    hex::encode(o.output_hash)
+                ));
+            }
+        }
         let (shown, deadline_ms) = (&shown.commitment, shown.deadline_ms);
         let fields: [(&str, String, String); 11] = [
             ("epoch", c.epoch.to_string(), shown.epoch.to_string()),
@@ -207,6 +227,8 @@ pub fn prove(logged: &LoggedEntry, policy: &Policy) -> Result<ProvenEntry, Strin
 pub struct Witnessed {
     pub plan: PlanEntry,
     pub commitment: CommitmentEntry,
+    /// The output of epoch p(e); None for p = 0.
+    pub previous_output: Option<OutputEntry>,
     /// The policy names of the witnesses that cosigned both in time.
     pub in_time: Vec<String>,
     pub detail: String,
@@ -247,11 +269,12 @@ fn prove_all(what: &str, logged: &[LoggedEntry], policy: &Policy) -> Result<Prov
     })
 }
 
-/// The `witnessed` step over an epoch's plan and commitment, each given with every
-/// checkpoint the operator holds cosigned for it (a witness's time is its earliest).
+/// The `witnessed` step over an epoch's plan and commitment and p's output, each given with
+/// every checkpoint the operator holds cosigned for it (a witness's time is its earliest).
 pub fn check(
     plan: &[LoggedEntry],
     commitment: &[LoggedEntry],
+    previous_output: &[LoggedEntry],
     floor: &WitnessFloor,
 ) -> Result<Witnessed, String> {
     let p = prove_all("plan", plan, &floor.policy)?;
@@ -279,6 +302,38 @@ pub fn check(
     if p.index >= c.index {
         return Err("the commitment comes before the plan in the log".into());
     }
+    // y_p is fixed when p's output is logged: for p ≥ 1 that entry is one more input of x_e
+    // to time, so that no client is shown a y_p chosen after the commitment.
+    let o = match plan.previous {
+        0 if previous_output.is_empty() => None,
+        0 => {
+            return Err(format!(
+                "epoch {} takes the genesis output y_0: no output entry belongs to it",
+                plan.epoch
+            ))
+        }
+        prev => {
+            let o = prove_all(
+                &format!("output of epoch {prev}"),
+                previous_output,
+                &floor.policy,
+            )?;
+            let LogEntry::Output(out) = o.entry else {
+                return Err(format!(
+                    "entry {} is a {}, not an output",
+                    o.index,
+                    o.entry.kind()
+                ));
+            };
+            if out.epoch != prev {
+                return Err(format!(
+                    "the output logged is epoch {}'s; epoch {} takes that of epoch {prev}",
+                    out.epoch, plan.epoch
+                ));
+            }
+            Some((out, o))
+        }
+    };
     let delta = floor.delta_ms;
     let mut in_time = Vec::new();
     let mut late = Vec::new();
@@ -287,9 +342,17 @@ pub fn check(
         let (Some(&tp), Some(&tc)) = (p.earliest.get(&key), c.earliest.get(&key)) else {
             continue;
         };
+        let to = match &o {
+            None => tc,
+            Some((_, proven)) => match proven.earliest.get(&key) {
+                Some(&to) => to,
+                None => continue,
+            },
+        };
         // Bets count from the stamped opening, which may precede the plan's cosignature by δ;
-        // the commitment was fixed before the end of its cosigned second.
-        let span_ms = (u128::from(tc) + 1) * 1000 + u128::from(delta);
+        // the last input was fixed before the end of its cosigned second.
+        let last = tc.max(to);
+        let span_ms = (u128::from(last) + 1) * 1000 + u128::from(delta);
         let span_ms = span_ms.saturating_sub(u128::from(plan.opened_ms));
         let ok_plan = u128::from(tp) * 1000 <= u128::from(plan.opened_ms) + u128::from(delta);
         let ok_close = u128::from(tc) * 1000 <= u128::from(plan.deadline_ms) + u128::from(delta);
@@ -298,8 +361,13 @@ pub fn check(
         if ok_plan && ok_close && ok_window {
             in_time.push(w.name.clone());
         } else {
+            let output = match &o {
+                Some((out, _)) => format!(", output of epoch {} at {to} s", out.epoch),
+                None => String::new(),
+            };
             late.push(format!(
-                "{}: plan at {tp} s{}, commitment at {tc} s{}, {span_ms} ms after the opening{}",
+                "{}: plan at {tp} s{}, commitment at {tc} s{}{output}, {span_ms} ms after the \
+                 opening{}",
                 w.name,
                 if ok_plan {
                     ""
@@ -338,13 +406,21 @@ pub fn check(
             }
         ));
     }
+    let entries = match &o {
+        Some((out, proven)) => format!(
+            "plan (entry {}), commitment (entry {}) and output of epoch {} (entry {})",
+            p.index, c.index, out.epoch, proven.index
+        ),
+        None => format!(
+            "plan (entry {}) and commitment (entry {})",
+            p.index, c.index
+        ),
+    };
     Ok(Witnessed {
         detail: format!(
-            "epoch {}: plan (entry {}) and commitment (entry {}) cosigned in time by {} \
-             (quorum {}; S = {} squarings/s, δ = {} ms)",
+            "epoch {}: {entries} cosigned in time by {} (quorum {}; S = {} squarings/s, δ = {} \
+             ms)",
             plan.epoch,
-            p.index,
-            c.index,
             in_time.join(", "),
             floor.policy.describe(),
             floor.max_rate,
@@ -352,6 +428,7 @@ pub fn check(
         ),
         plan,
         commitment,
+        previous_output: o.map(|(out, _)| out),
         in_time,
     })
 }
@@ -359,7 +436,7 @@ pub fn check(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::entry::VoidEntry;
+    use super::super::entry::{output_hash, VoidEntry};
     use super::super::note::{Cosigner, LogSigner};
     use super::super::tree::LogTree;
     use super::*;
@@ -432,9 +509,13 @@ mod tests {
     }
 
     fn plan() -> LogEntry {
+        plan_of(1, 0)
+    }
+
+    fn plan_of(epoch: u64, previous: u64) -> LogEntry {
         LogEntry::Plan(PlanEntry {
-            epoch: 1,
-            previous: 0,
+            epoch,
+            previous,
             iterations: 45_000_000,
             margin_centi: 150,
             squarings_per_second: 1_000_000,
@@ -444,9 +525,18 @@ mod tests {
     }
 
     fn commitment(closed: u64) -> LogEntry {
+        commitment_of(1, 0, closed)
+    }
+
+    /// The output entry of `epoch`, whose y is a byte string of its number.
+    fn output(epoch: u64) -> LogEntry {
+        LogEntry::Output(OutputEntry::of(epoch, &epoch.to_be_bytes()))
+    }
+
+    fn commitment_of(epoch: u64, previous: u64, closed: u64) -> LogEntry {
         LogEntry::Commitment(CommitmentEntry {
-            epoch: 1,
-            previous: 0,
+            epoch,
+            previous,
             bets_root: [0; 32],
             bet_count: 0,
             nonce: [1; 32],
@@ -472,12 +562,17 @@ mod tests {
     #[test]
     fn the_shared_vector_holds() {
         let mut cases = Vec::new();
-        let mut case = |name: &str, plan: Vec<LoggedEntry>, com: Vec<LoggedEntry>, w: &World| {
-            let verdict = check(&plan, &com, &floor(w));
+        let mut case = |name: &str,
+                        plan: Vec<LoggedEntry>,
+                        com: Vec<LoggedEntry>,
+                        out: Vec<LoggedEntry>,
+                        w: &World| {
+            let verdict = check(&plan, &com, &out, &floor(w));
             cases.push(serde_json::json!({
                 "name": name,
                 "plan": plan,
                 "commitment": com,
+                "previous_output": out,
                 "passes": verdict.is_ok(),
                 "detail": verdict.map_or_else(|e| e, |ok| ok.detail),
             }));
@@ -510,11 +605,18 @@ mod tests {
             "in time, quorum 2 of 3",
             vec![p.clone()],
             vec![c.clone(), c_again],
+            vec![],
             &w,
         );
         let mut wrong = c.clone();
         wrong.entry.replace_range(60..62, "ee");
-        case("an altered commitment", vec![p.clone()], vec![wrong], &w);
+        case(
+            "an altered commitment",
+            vec![p.clone()],
+            vec![wrong],
+            vec![],
+            &w,
+        );
         let mut forged = c.clone();
         let sig_at = forged.checkpoint.rfind(' ').unwrap() + 10;
         let flipped = if &forged.checkpoint[sig_at..=sig_at] == "A" {
@@ -527,11 +629,13 @@ mod tests {
             "a policy witness's cosignature does not verify",
             vec![p.clone()],
             vec![forged],
+            vec![],
             &w,
         );
         case(
             "no checkpoint for the commitment",
             vec![p.clone()],
+            vec![],
             vec![],
             &w,
         );
@@ -539,18 +643,31 @@ mod tests {
             "the commitment given as the plan",
             vec![c.clone()],
             vec![p.clone()],
+            vec![],
             &w,
         );
 
         let mut w = world(2);
         let p = w.add(&plan(), t, &[0, 1, 2]);
         let c = w.add(&commitment(T0 + 4_900), t + 5, &[0, 1, 2]);
-        case("withheld: 5 s apart, T_e / S = 5 s", vec![p], vec![c], &w);
+        case(
+            "withheld: 5 s apart, T_e / S = 5 s",
+            vec![p],
+            vec![c],
+            vec![],
+            &w,
+        );
 
         let mut w = world(2);
         let p = w.add(&plan(), t, &[0, 1]);
         let c = w.add(&commitment(T0 + 1_000), t + 1, &[0]);
-        case("one witness of a quorum of two", vec![p], vec![c], &w);
+        case(
+            "one witness of a quorum of two",
+            vec![p],
+            vec![c],
+            vec![],
+            &w,
+        );
 
         let mut w = world(2);
         let p = w.add(&plan(), t + 2, &[0, 1, 2]);
@@ -559,6 +676,7 @@ mod tests {
             "the plan cosigned 2 s after its opening (δ = 1 s)",
             vec![p],
             vec![c],
+            vec![],
             &w,
         );
 
@@ -571,14 +689,63 @@ mod tests {
             "a stranger under a policy witness's name",
             vec![p],
             vec![c],
+            vec![],
+            &w,
+        );
+
+        // Epoch 2 takes epoch 1's output: its entry is timed with the commitment.
+        let mut w = world(2);
+        let p = w.add(&plan_of(2, 1), t, &[0, 1, 2]);
+        let c = w.add(&commitment_of(2, 1, T0 + 3_000), t + 3, &[0, 1, 2]);
+        let o = w.add(&output(1), t + 3, &[0, 1, 2]);
+        case(
+            "the previous output logged with the commitment",
+            vec![p.clone()],
+            vec![c.clone()],
+            vec![o.clone()],
+            &w,
+        );
+        case(
+            "no checkpoint for the previous output",
+            vec![p.clone()],
+            vec![c.clone()],
+            vec![],
+            &w,
+        );
+        case(
+            "the commitment given as the previous output",
+            vec![p.clone()],
+            vec![c.clone()],
+            vec![c.clone()],
+            &w,
+        );
+        let late = w.add(&output(2), t + 5, &[0, 1, 2]);
+        case(
+            "another epoch's output",
+            vec![p.clone()],
+            vec![c.clone()],
+            vec![late],
+            &w,
+        );
+
+        let mut w = world(2);
+        let p = w.add(&plan_of(2, 1), t, &[0, 1, 2]);
+        let c = w.add(&commitment_of(2, 1, T0 + 3_000), t + 3, &[0, 1, 2]);
+        let o = w.add(&output(1), t + 5, &[0, 1, 2]);
+        case(
+            "the previous output fixed 5 s after the opening, T_e / S = 5 s",
+            vec![p],
+            vec![c],
+            vec![o],
             &w,
         );
 
         let w = world(2);
         let doc = serde_json::json!({
-            "about": "docs/PROTOCOL.md §21, the witnessed step: each case gives an epoch's plan and \
-                      commitment as LoggedEntry lists; a verifier with this policy, S and δ must \
-                      pass exactly the cases marked passes (detail: the Rust step's words)",
+            "about": "docs/PROTOCOL.md §21, the witnessed step: each case gives an epoch's plan, \
+                      commitment and previous output (p's output entry; empty for p = 0) as \
+                      LoggedEntry lists; a verifier with this policy, S and δ must pass exactly \
+                      the cases marked passes (detail: the Rust step's words)",
             "policy": policy_text(&w, 2),
             "max_rate": 9_000_000,
             "delta_ms": 1_000,
@@ -604,10 +771,11 @@ mod tests {
         let mut w = world(2);
         let p = w.add(&plan(), T0 / 1000, &[0, 1, 2]);
         let c = w.add(&commitment(T0 + 3_000), T0 / 1000 + 3, &[0, 1, 2]);
-        let ok = check(&[p], &[c], &floor(&w)).unwrap();
+        let ok = check(&[p], &[c], &[], &floor(&w)).unwrap();
         let shown = ShownEpoch {
             commitment: ok.commitment,
             deadline_ms: ok.plan.deadline_ms,
+            previous_output_hash: [0; 32],
         };
         ok.matches(&shown).unwrap();
         // A second history served to one client: another nonce, another close.
@@ -620,6 +788,25 @@ mod tests {
     }
 
     #[test]
+    fn the_previous_output_shown_is_the_logged_one() {
+        let mut w = world(2);
+        let p = w.add(&plan_of(2, 1), T0 / 1000, &[0, 1, 2]);
+        let c = w.add(&commitment_of(2, 1, T0 + 3_000), T0 / 1000 + 3, &[0, 1, 2]);
+        let o = w.add(&output(1), T0 / 1000 + 3, &[0, 1, 2]);
+        let ok = check(&[p], &[c], &[o], &floor(&w)).unwrap();
+        let mut shown = ShownEpoch {
+            commitment: ok.commitment,
+            deadline_ms: ok.plan.deadline_ms,
+            previous_output_hash: output_hash(&1u64.to_be_bytes()),
+        };
+        ok.matches(&shown).unwrap();
+        // y_p′ served to one client, with every other field as logged.
+        shown.previous_output_hash = output_hash(b"y_p'");
+        let e = ok.matches(&shown).unwrap_err();
+        assert!(e.contains("previous_output"), "{e}");
+    }
+
+    #[test]
     fn an_epoch_cosigned_in_time_by_a_quorum_passes() {
         let mut w = world(2);
         let p = w.add(&plan(), T0 / 1000, &[0, 1, 2]);
@@ -627,6 +814,7 @@ mod tests {
         let ok = check(
             std::slice::from_ref(&p),
             std::slice::from_ref(&c),
+            &[],
             &floor(&w),
         )
         .unwrap();
@@ -642,6 +830,7 @@ mod tests {
         let e = check(
             std::slice::from_ref(&p),
             std::slice::from_ref(&c),
+            &[],
             &floor(&w),
         )
         .unwrap_err();
@@ -657,6 +846,7 @@ mod tests {
         assert!(check(
             std::slice::from_ref(&p),
             std::slice::from_ref(&c),
+            &[],
             &floor(&w)
         )
         .is_err());
@@ -665,7 +855,7 @@ mod tests {
         let mut f = floor(&stranger);
         f.policy.logs = w.policy.logs.clone();
         assert!(
-            check(std::slice::from_ref(&p), std::slice::from_ref(&c), &f)
+            check(std::slice::from_ref(&p), std::slice::from_ref(&c), &[], &f)
                 .unwrap_err()
                 .contains("short of the quorum")
         );
@@ -681,6 +871,7 @@ mod tests {
         assert!(check(
             std::slice::from_ref(&p),
             std::slice::from_ref(&bad),
+            &[],
             &floor(&w)
         )
         .is_err());
@@ -689,12 +880,14 @@ mod tests {
         assert!(check(
             std::slice::from_ref(&p),
             std::slice::from_ref(&bad),
+            &[],
             &floor(&w)
         )
         .is_err());
         assert!(check(
             std::slice::from_ref(&c),
             std::slice::from_ref(&p),
+            &[],
             &floor(&w)
         )
         .is_err());

@@ -67,6 +67,9 @@ pub mod testkit {
     /// The squaring rate every plan declares from now on, in place of the measured one (an
     /// understated rate: T follows it, so T shrinks while the hardware stays as fast).
     pub static DECLARED_RATE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    /// How long the log holds each epoch's output back after the service has y (Unix ms), as
+    /// an operator choosing y_p after the commitments that take it would (read by the log).
+    pub static HELD_OUTPUT_MS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 }
 
 /// The epoch loop's configuration.

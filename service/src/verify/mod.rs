@@ -26,7 +26,7 @@ pub use vrs_protocol::epoch_group::veo_class;
 use vrs_protocol::epoch_group::Group;
 pub use vrs_protocol::report::{check, Check, Verification};
 pub use vrs_protocol::timing::{timing_step, PriorEpoch, TimingFacts};
-use vrs_protocol::tlog::entry::CommitmentEntry;
+use vrs_protocol::tlog::entry::{output_hash, CommitmentEntry};
 use vrs_protocol::tlog::witnessed::{self, ShownEpoch};
 use vrs_protocol::verification::Proof;
 use vrs_store::{EpochRecord, GameRecord, Store};
@@ -164,8 +164,10 @@ async fn add_witnessed(
                 "the log holds no plan and commitment of epoch {}",
                 epoch.number
             )),
-            (Some(ev), Some(shown)) => witnessed::check(&ev.plan, &ev.commitment, floor)
-                .and_then(|w| w.matches(&shown).map(|()| w.detail)),
+            (Some(ev), Some(shown)) => {
+                witnessed::check(&ev.plan, &ev.commitment, &ev.previous_output, floor)
+                    .and_then(|w| w.matches(&shown).map(|()| w.detail))
+            }
         };
         check(&mut v.checks, "witnessed", result);
     }
@@ -194,6 +196,7 @@ fn shown(e: &EpochRecord) -> Option<ShownEpoch> {
             closed_ms: u64::try_from(e.closed_at_ms?).ok()?,
         },
         deadline_ms: u64::try_from(plan.deadline_ms).ok()?,
+        previous_output_hash: output_hash(&input.prev_y),
     })
 }
 

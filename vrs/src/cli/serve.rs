@@ -136,6 +136,14 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         );
         let _ = vrs_service::epoch::testkit::DECLARED_RATE.set(r);
     }
+    #[cfg(feature = "testkit")]
+    if let Some(ms) = config.testkit_held_output_ms {
+        tracing::warn!(
+            held_ms = ms,
+            "testkit: the log holds every epoch's output back"
+        );
+        let _ = vrs_service::epoch::testkit::HELD_OUTPUT_MS.set(ms);
+    }
     let store = open_store(&config).await?;
     store
         .bootstrap(

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use vrs_protocol::tlog::entry::{CommitmentEntry, OperatorEntry, PlanEntry};
+use vrs_protocol::tlog::entry::{CommitmentEntry, OperatorEntry, OutputEntry, PlanEntry};
 use vrs_protocol::tlog::note::{parse_vkey, verify_checkpoint};
 use vrs_protocol::tlog::witnessed::{self, LoggedEntry, WitnessFloor};
 use vrs_protocol::tlog::{LogEntry, LogTree};
@@ -130,6 +130,10 @@ fn plan(e: u64, opened: u64, iterations: u64) -> LogEntry {
     })
 }
 
+fn output(e: u64, y: &[u8]) -> LogEntry {
+    LogEntry::Output(OutputEntry::of(e, y))
+}
+
 fn commit(e: u64, opened: u64, closed: u64, nonce: u8, iterations: u64) -> LogEntry {
     LogEntry::Commitment(CommitmentEntry {
         epoch: e,
@@ -240,6 +244,14 @@ fn a_witness_answers_every_wrong_checkpoint_with_the_protocols_status_and_keeps_
     assert_eq!(status, 403, "{why}");
     assert!(why.contains("second commitment for epoch 3"), "{why}");
 
+    // 403: a second output for epoch 1 (a y_1′ to show one client).
+    let mut outputs = honest.clone();
+    outputs.append(output(1, b"y1").encode()).unwrap();
+    outputs.append(output(1, b"y1'").encode()).unwrap();
+    let (status, why) = try_tree(&outputs, 6);
+    assert_eq!(status, 403, "{why}");
+    assert!(why.contains("output of epoch 1 after that of 1"), "{why}");
+
     // 403: a late commitment: stamped with its real close, withheld 2.5 s (δ is 2 s) while
     // the operator evaluates candidates.
     let mut late = honest.clone();
@@ -264,6 +276,7 @@ fn a_witness_answers_every_wrong_checkpoint_with_the_protocols_status_and_keeps_
         answer
     };
     assert_eq!(try_tree(&twice, 6), 403);
+    assert_eq!(try_tree(&outputs, 6), 403);
     assert_eq!(try_tree(&late, 6), 403);
     assert_eq!(try_tree(&fork, 6), 422);
 
@@ -357,6 +370,7 @@ fn three_witnesses_time_an_epoch_and_a_withheld_commitment_fails_the_witnessed_s
     let ok = witnessed::check(
         &[logged(&mirror, 1, &cp_plan1)],
         &[logged(&mirror, 2, &cp_commit1)],
+        &[],
         &floor,
     )
     .unwrap();
@@ -367,11 +381,13 @@ fn three_witnesses_time_an_epoch_and_a_withheld_commitment_fails_the_witnessed_s
     let t3 = now();
     std::thread::sleep(Duration::from_millis(2_500));
     log.append(&commit(2, t2, t3 + 1_000, 2, t_big));
+    log.append(&output(1, b"y1"));
     let cp_commit2 = push_all(&log, &ws, 4, &mut sizes);
     let mirror = log.prefix(log.size());
     let err = witnessed::check(
         &[logged(&mirror, 3, &cp_commit1)],
         &[logged(&mirror, 4, &cp_commit2)],
+        &[logged(&mirror, 5, &cp_commit2)],
         &floor,
     )
     .unwrap_err();

@@ -8,7 +8,10 @@
 //!   nonces; the witnesses refuse, and `witnessed` fails in the server's report, `vrs verify`,
 //!   `vrs audit`, and the Python and TypeScript verifiers;
 //! - a staged stall: the operator stops (SIGSTOP) past an epoch's deadline and recovers; the
-//!   epoch's late commitment is refused, and its games fail `witnessed` everywhere.
+//!   epoch's late commitment is refused, and its games fail `witnessed` everywhere;
+//! - and the operator's other attacks, each in its own test below: an understated rate, a
+//!   lagging clock, a fork served to one client, an output held back (y_p chosen late), and
+//!   the witnesses down.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -76,6 +79,8 @@ impl DelayProxy {
 struct Operator {
     server: Server,
     policy: PathBuf,
+    /// S of the server's own check and of every verifier.
+    max_rate: String,
     /// The witnesses' vkeys and URLs, as pushed to (a fork pushes to the same).
     witnesses: Vec<(String, String)>,
     _witnesses: Vec<WitnessProc>,
@@ -92,6 +97,10 @@ struct Attack {
     clock_lag_s: Option<u32>,
     /// Every plan declares this squaring rate instead of the measured one (feature testkit).
     declared_rate: Option<&'static str>,
+    /// The log holds each epoch's output back this long once the server has it (testkit).
+    held_output_ms: Option<u64>,
+    /// S, for the server's check and every verifier (default [`MAX_RATE`]).
+    max_rate: Option<&'static str>,
 }
 
 /// The free port of a loopback URL for a server about to start.
@@ -126,9 +135,15 @@ fn serve(data: &Path, url: &str, witnesses: &[(String, String)], attack: Attack)
         .collect();
     flags.extend(["--addr".into(), url.trim_start_matches("http://").into()]);
     flags.extend(["--log-origin".into(), ORIGIN.into()]);
-    flags.extend(["--max-rate".into(), MAX_RATE.into()]);
+    flags.extend([
+        "--max-rate".into(),
+        attack.max_rate.unwrap_or(MAX_RATE).into(),
+    ]);
     if let Some(r) = attack.declared_rate {
         flags.extend(["--testkit-declared-rate".into(), r.into()]);
+    }
+    if let Some(ms) = attack.held_output_ms {
+        flags.extend(["--testkit-held-output-ms".into(), ms.to_string()]);
     }
     for (vkey, to) in witnesses {
         flags.extend(["--witness".into(), format!("{vkey} {to}")]);
@@ -192,6 +207,7 @@ fn operator(data: &Path, attack: Attack) -> Operator {
     Operator {
         server,
         policy: path,
+        max_rate: attack.max_rate.unwrap_or(MAX_RATE).to_owned(),
         witnesses: ws.iter().map(|w| (w.vkey.clone(), w.url.clone())).collect(),
         _witnesses: ws,
         _dirs: dirs,
@@ -205,6 +221,7 @@ fn fork_of(op: &Operator, data: &Path) -> Operator {
     Operator {
         server: serve(data, &free_url(), &op.witnesses, Attack::default()),
         policy: op.policy.clone(),
+        max_rate: op.max_rate.clone(),
         witnesses: op.witnesses.clone(),
         _witnesses: Vec::new(),
         _dirs: Vec::new(),
@@ -296,7 +313,7 @@ fn witness_flags(op: &Operator) -> Vec<String> {
         "--witness-policy".into(),
         op.policy.display().to_string(),
         "--max-rate".into(),
-        MAX_RATE.into(),
+        op.max_rate.clone(),
         "--delta-ms".into(),
         DELTA_MS.into(),
     ]
@@ -450,6 +467,15 @@ fn an_honest_operator_passes_and_a_staged_stall_fails_witnessed_everywhere() {
     let log = &v["proof"]["log"];
     assert_eq!(log["origin"], ORIGIN, "{v}");
     assert!(!log["commitment"].as_array().unwrap().is_empty(), "{v}");
+    // Past the first epoch, p ≥ 1: the output entry of p is proven too.
+    assert!(
+        v["proof"]["timing"]["previous_epoch"].as_u64().unwrap() >= 1,
+        "{v}"
+    );
+    assert!(
+        !log["previous_output"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
     crate::protocol_docs::assert_documented("20.1", "a witnessed verification", &v);
     let (_, record) = op.server.get(&format!("/api/v1/epochs/{e}"));
     assert_eq!(record["log"]["origin"], ORIGIN, "{record}");
@@ -597,6 +623,52 @@ fn a_fork_served_to_one_client_fails_witnessed_everywhere() {
     let (id, e) = bet(&op.server, "the witnessed view");
     every_verifier_passes(&op, &id, e);
     assert!(fork.server.stop());
+    assert!(op.server.stop());
+}
+
+/// An output held back: the operator logs each epoch's output (y_e's hash) 8 s after it has
+/// y_e, as one that keeps y_p open while it evaluates candidates of the epoch that takes it,
+/// to show each client the y_p it prefers. Every other entry is prompt: plans, commitments and
+/// `timing` pass. Plans declare 200 000 squarings a second (so T ≈ 190 000, whatever this CPU)
+/// and the verifiers' S is 30 000, so T_e / S ≈ 6.3 s: an honest epoch's inputs are all fixed
+/// within about 3 s of its opening, the held output 9 s or more after it.
+#[test]
+fn an_operator_holding_back_an_output_fails_witnessed_everywhere() {
+    let data = tempfile::tempdir().unwrap();
+    let op = operator(
+        data.path(),
+        Attack {
+            declared_rate: Some("200000"),
+            held_output_ms: Some(8_000),
+            max_rate: Some("30000"),
+            ..Attack::default()
+        },
+    );
+    let (_, first) = bet(&op.server, "warm-up");
+    wait_for_epoch(&op.server, first + 2);
+    let (id, e) = bet(&op.server, "its y_p held back");
+    let v = op
+        .server
+        .poll_ok(&format!("/api/v1/verify/{id}"), Duration::from_secs(60));
+    assert_eq!(check_of(&v, "timing")["passed"], true, "{v}");
+    let p = v["proof"]["timing"]["previous_epoch"].as_u64().unwrap();
+    assert!(p >= 1, "{v}");
+    let t = v["proof"]["iterations"].as_u64().unwrap();
+    assert!((150_000..250_000).contains(&t), "T = {t}");
+    let why = format!("output of epoch {p} at");
+    every_verifier_says(&op, &id, e, Some(&why), "held output");
+    // The log holds one output of p, and the proof's previous_output hashes to it.
+    let v = server_check(&op.server, &id, Some(&why));
+    let logged = &v["proof"]["log"]["previous_output"][0]["entry"];
+    let entry =
+        vrs_protocol::tlog::LogEntry::decode(&hex::decode(logged.as_str().unwrap()).unwrap())
+            .unwrap();
+    let y = hex::decode(v["proof"]["previous_output"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        entry,
+        vrs_protocol::tlog::LogEntry::Output(vrs_protocol::tlog::entry::OutputEntry::of(p, &y)),
+        "{v}"
+    );
     assert!(op.server.stop());
 }
 

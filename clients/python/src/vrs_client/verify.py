@@ -40,7 +40,7 @@ from .protocol.groups import make_group
 from .protocol.run import verify_game
 from .protocol.source import Source
 from .protocol.steps import Ctx
-from .protocol.witnessed import DELTA_MS, UNCHECKED_NOTE, Policy, WitnessFloor, default_max_rate
+from .protocol.witnessed import DELTA_MS, UNCHECKED_NOTE, Policy, WitnessFloor, default_max_rate, policy_notes
 
 Status = Literal["ok", "FAIL", "pend"]
 
@@ -187,11 +187,14 @@ def _verify(game_id, server, group, margin, rate, wait, strict_members, acceptan
 
 def _notes(src: Source, game_id: str, witness: WitnessFloor | None) -> list[str]:
     """Without a policy, an epoch game's report says that `witnessed` was not run (P§21, "Without
-    witnesses"); a pool-served game, or one not resolved, gets no note. Reads the verification
-    already fetched (the cache), never the server again."""
+    witnesses"); a pool-served game, or one not resolved, gets no note. With one, a note when two
+    disjoint sets of its witnesses meet its quorum. Reads the verification already fetched (the
+    cache), never the server again."""
     status, body = src.cache.get(f"/api/v1/verify/{game_id}", (None, None))
     proof = body.get("proof") if status == 200 and isinstance(body, dict) else None
-    if witness is not None or not isinstance(proof, dict) or proof.get("pool_served") is True:
+    if witness is not None:
+        return policy_notes(witness)
+    if not isinstance(proof, dict) or proof.get("pool_served") is True:
         return []
     return [UNCHECKED_NOTE]
 

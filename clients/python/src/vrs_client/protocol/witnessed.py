@@ -1,5 +1,5 @@
-"""P§21 "The witnessed log": the `witnessed` step, pure (no I/O).  An epoch's plan and commitment
-are entries of the operator's log, included in checkpoints (C2SP signed notes) that a quorum of
+"""P§21 "The witnessed log": the `witnessed` step, pure (no I/O).  An epoch's plan and commitment,
+and the output of the epoch p its input takes (p ≥ 1), are entries of the operator's log, included in checkpoints (C2SP signed notes) that a quorum of
 the verifier's own witnesses (a C2SP tlog-policy) cosigned (cosignature/v1) in time by their
 clocks; and the epoch record judged is the one the log proves.
 
@@ -35,9 +35,20 @@ UNCHECKED_NOTE = ("witnessed: not checked (no --witness-policy): the operator is
                   "an epoch's commitment, stage a stall or backdate its times (docs/PROTOCOL.md §21)")
 
 U64_MAX = 2**64 - 1
+MAX_SPLIT_CHECKED = 16  # the most witnesses Policy.disjoint_quorums searches (2^n sets)
 MAX_NOTE_BYTES = 1_000_000  # signed_note's limits: a note this large or with more lines is refused
 MAX_NOTE_SIGNATURES = 100
 EM_DASH_SPACE = "\u2014 "
+
+
+def policy_notes(floor: "WitnessFloor") -> list[str]:
+    """What a verifier with a policy says of the policy itself (the words of `vrs verify`)."""
+    split = floor.policy.disjoint_quorums()
+    if split is None:
+        return []
+    return [f"witnessed: the policy's quorum is met by two disjoint sets of witnesses ([{', '.join(split[0])}] and "
+            f"[{', '.join(split[1])}]): two histories of the log, each cosigned by one set, both pass; a quorum "
+            "whose every two sets share a witness (a majority) excludes that (docs/PROTOCOL.md §21)"]
 
 
 def default_max_rate(group: str) -> int:
@@ -99,6 +110,12 @@ class VoidEntry:
 
 
 @dataclass(frozen=True)
+class OutputEntry:
+    epoch: int
+    output_hash: bytes  # SHA-256(y_e), y_e as stored (the bytes a later seed takes as y_p)
+
+
+@dataclass(frozen=True)
 class PoolBatchEntry:
     batch: int
     first_index: int
@@ -116,6 +133,7 @@ ENTRY_LAYOUTS = {
     "vrs/log/plan": (PlanEntry, ["u64", "u64", "u64", "u32", "u64", "u64", "u64"]),
     "vrs/log/commitment": (CommitmentEntry, ["u64", "u64", "b32", "u64", "b32", "u64", "u32", "u64", "u64", "u64"]),
     "vrs/log/void": (VoidEntry, ["u64", "u64"]),
+    "vrs/log/output": (OutputEntry, ["u64", "b32"]),
     "vrs/log/pool-batch": (PoolBatchEntry, ["u64", "u64", "u64", "b32", "u64", "b32", "b32", "u64"]),
 }
 KIND_OF = {cls: tag.removeprefix("vrs/log/") for tag, (cls, _) in ENTRY_LAYOUTS.items()}
@@ -391,6 +409,21 @@ class Policy:
         """Whether witnesses of these policy names satisfy the quorum."""
         return self.quorum is None or self._holds(self.quorum, cosigned)
 
+    def disjoint_quorums(self) -> tuple[list[str], list[str]] | None:
+        """Two disjoint sets of witnesses that each satisfy the quorum (two histories, each shown to
+        one set, would both pass: P§21 "Known gaps", 2), or None; None too for `quorum none` and for
+        more than MAX_SPLIT_CHECKED witnesses (not searched), as protocol/src/tlog/policy.rs."""
+        names = [w.name for w in self.witnesses]
+        n = len(names)
+        if self.quorum is None or n > MAX_SPLIT_CHECKED:
+            return None
+        full = (1 << n) - 1
+        pick = lambda m: {names[i] for i in range(n) if m >> i & 1}  # noqa: E731
+        for m in range(1, full):  # the quorum is monotone: a set and its complement suffice
+            if self.satisfied_by(pick(m)) and self.satisfied_by(pick(full & ~m)):
+                return sorted(pick(m)), sorted(pick(full & ~m))
+        return None
+
     def _holds(self, name: str, cosigned: set[str]) -> bool:
         rule = self.rules[name]
         if rule[0] == "witness":
@@ -439,7 +472,9 @@ def evidence_of(proof: dict) -> dict | None:
         need(isinstance(log, dict) and isinstance(log.get("origin"), str), "not an object with an origin")
         need(isinstance(log.get("plan"), list) and isinstance(log.get("commitment"), list),
              "plan and commitment are not lists")
-        for v in log["plan"] + log["commitment"]:
+        # previous_output: absent reads as [] (as the Rust reader's serde default).
+        need(isinstance(log.get("previous_output", []), list), "previous_output is not a list")
+        for v in log["plan"] + log["commitment"] + log.get("previous_output", []):
             _logged(v)
     except StepFail as e:
         raise StepFail(f"the log member is malformed: {e}") from None
@@ -497,6 +532,7 @@ def prove_all(what: str, logged: list, policy: Policy):
 class Witnessed:
     plan: PlanEntry
     commitment: CommitmentEntry
+    previous_output: OutputEntry | None  # p's output entry; None for p = 0
     in_time: list  # the policy names of the witnesses that cosigned both in time
     detail: str
 
@@ -507,11 +543,13 @@ def _seconds(num: int, den: int) -> str:
     return f"{q // 1000}.{q % 1000:03d}"
 
 
-def check_epoch(plan_list: list, commitment_list: list, policy: Policy, max_rate: int, delta_ms: int) -> Witnessed:
-    """P§21 "The witnessed step", rules 1, 2 and 4 of the contract: both entries proven, a plan
-    then a commitment of one epoch, and a set of policy witnesses satisfying the quorum each with
-    1000·t_p ≤ opened_e + δ, 1000·t_c ≤ deadline_ms + δ, t_c ≥ t_p and
-    (1000·(t_c + 1) + δ − opened_e)·S ≤ 1000·T_e."""
+def check_epoch(plan_list: list, commitment_list: list, output_list: list, policy: Policy, max_rate: int,
+                delta_ms: int) -> Witnessed:
+    """P§21 "The witnessed step", rules 1, 2 and 4 of the contract: the entries proven, a plan
+    then a commitment of one epoch (and for p ≥ 1 the output entry of p), and a set of policy
+    witnesses satisfying the quorum each with 1000·t_p ≤ opened_e + δ, 1000·t_c ≤ deadline_ms + δ,
+    t_c ≥ t_p and (1000·(t_l + 1) + δ − opened_e)·S ≤ 1000·T_e, t_l = max(t_c, t_o) (t_o = t_c
+    for p = 0)."""
     plan, p_index, p_times = prove_all("plan", plan_list, policy)
     commitment, c_index, c_times = prove_all("commitment", commitment_list, policy)
     need(isinstance(plan, PlanEntry), f"entry {p_index} is a {KIND_OF[type(plan)]}, not a plan")
@@ -520,16 +558,29 @@ def check_epoch(plan_list: list, commitment_list: list, policy: Policy, max_rate
     need(plan.epoch == commitment.epoch,
          f"the plan is epoch {plan.epoch}'s and the commitment epoch {commitment.epoch}'s")
     need(p_index < c_index, "the commitment comes before the plan in the log")
+    # y_p is fixed when p's output is logged: for p ≥ 1 one more input of x_e to time.
+    output, o_index, o_times = None, None, None
+    prev = plan.previous
+    if prev == 0:
+        need(not output_list, f"epoch {plan.epoch} takes the genesis output y_0: no output entry belongs to it")
+    else:
+        output, o_index, o_times = prove_all(f"output of epoch {prev}", output_list, policy)
+        need(isinstance(output, OutputEntry), f"entry {o_index} is a {KIND_OF[type(output)]}, not an output")
+        need(output.epoch == prev,
+             f"the output logged is epoch {output.epoch}'s; epoch {plan.epoch} takes that of epoch {prev}")
     S, T = max_rate, plan.iterations
     in_time, late = [], []
     for w in policy.witnesses:
         at = (w.key.name, w.key.key_id)  # a key name alone may be a stranger's
         if at not in p_times or at not in c_times:
             continue
+        if o_times is not None and at not in o_times:
+            continue
         tp, tc = p_times[at], c_times[at]
+        to = tc if o_times is None else o_times[at]
         # + 1: cosignatures carry whole seconds; + δ: bets count from the stamped opening,
         # which may precede the plan's cosignature by δ.
-        span_ms = max(1000 * (tc + 1) + delta_ms - plan.opened_ms, 0)
+        span_ms = max(1000 * (max(tc, to) + 1) + delta_ms - plan.opened_ms, 0)
         ok_plan = 1000 * tp <= plan.opened_ms + delta_ms
         ok_close = 1000 * tc <= plan.deadline_ms + delta_ms
         ok_window = tc >= tp and span_ms * S <= 1000 * T
@@ -537,19 +588,25 @@ def check_epoch(plan_list: list, commitment_list: list, policy: Policy, max_rate
             in_time.append(w.name)
         else:
             late.append(f"{w.name}: plan at {tp} s{'' if ok_plan else ' (after the opening + δ)'}, "
-                        f"commitment at {tc} s{'' if ok_close else ' (after the deadline + δ)'}, {span_ms} ms after the opening"
+                        f"commitment at {tc} s{'' if ok_close else ' (after the deadline + δ)'}"
+                        + ("" if output is None else f", output of epoch {output.epoch} at {to} s")
+                        + f", {span_ms} ms after the opening"
                         + ("" if ok_window else f" (T_e / S = {T} / {S} allows under {_seconds(T, max(S, 1))} s)"))
     need(policy.satisfied_by(set(in_time)),
          f"epoch {plan.epoch}: cosigned in time by [{', '.join(in_time)}], short of the quorum {policy.describe()}"
          + (f"; not in time: {'; '.join(late)}" if late else ""))
-    detail = (f"epoch {plan.epoch}: plan (entry {p_index}) and commitment (entry {c_index}) cosigned in time by "
+    entries = (f"plan (entry {p_index}) and commitment (entry {c_index})" if output is None else
+               f"plan (entry {p_index}), commitment (entry {c_index}) and output of epoch {output.epoch} "
+               f"(entry {o_index})")
+    detail = (f"epoch {plan.epoch}: {entries} cosigned in time by "
               f"{', '.join(in_time)} (quorum {policy.describe()}; S = {S} squarings/s, δ = {delta_ms} ms)")
-    return Witnessed(plan, commitment, in_time, detail)
+    return Witnessed(plan, commitment, output, in_time, detail)
 
 
-def check(plan_list: list, commitment_list: list, policy: Policy, max_rate: int, delta_ms: int) -> str:
+def check(plan_list: list, commitment_list: list, output_list: list, policy: Policy, max_rate: int,
+          delta_ms: int) -> str:
     """The step over an epoch's LoggedEntry lists: its `ok` detail, or StepFail."""
-    return check_epoch(plan_list, commitment_list, policy, max_rate, delta_ms).detail
+    return check_epoch(plan_list, commitment_list, output_list, policy, max_rate, delta_ms).detail
 
 
 # --- Rule 3: the record judged is the logged one --------------------------------------------------
@@ -563,7 +620,7 @@ def _u64(obj: dict, k: str, what: str) -> int:
 def shown_epoch(proof: dict) -> dict:
     """The epoch record a verification shows, in the log's terms (contract rule 3): e =
     vdfEpoch, p, nonce, margin (round(A × 100)), R, opened, closed and deadline from `timing`,
-    T = iterations, bets_root and bet_count."""
+    T = iterations, bets_root and bet_count; and SHA-256 of previous_output (the bytes of y_p)."""
     e = _u64(proof, "vdfEpoch", "vdfEpoch")
     t = proof.get("timing")
     need(isinstance(t, dict), "timing is missing from the proof")
@@ -589,6 +646,7 @@ def shown_epoch(proof: dict) -> dict:
     dl = t.get("deadline_ms")
     need(isinstance(dl, int) and not isinstance(dl, bool) and 0 <= dl <= U64_MAX, f"epoch {e} shows no deadline_ms")
     shown["deadline_ms"] = dl
+    shown["previous_output"] = sha256(unhex(proof.get("previous_output"), None, "previous_output"))
     return shown
 
 
@@ -596,6 +654,10 @@ def matches(w: Witnessed, shown: dict) -> None:
     """Every field shown equals the logged commitment's (deadline_ms: the plan's), and the logged
     plan's p, T, margin, R and opened equal the commitment's; a difference names the field."""
     c, p = w.commitment, w.plan
+    if w.previous_output is not None and shown["previous_output"] != w.previous_output.output_hash:
+        raise StepFail(f"the epoch record shown is not the one logged: previous_output hashes to "
+                       f"{shown['previous_output'].hex()}, the log's output of epoch {w.previous_output.epoch} says "
+                       f"{w.previous_output.output_hash.hex()}")
     logged = {"epoch": c.epoch, "previous_epoch": c.previous, "bets_root": c.bets_root, "bet_count": c.bet_count,
               "nonce": c.nonce, "iterations": c.iterations, "security_margin (hundredths)": c.margin_centi,
               "squarings_per_second": c.squarings_per_second, "opened_at_ms": c.opened_ms,
@@ -614,14 +676,15 @@ def matches(w: Witnessed, shown: dict) -> None:
 
 
 def check_proof(proof: dict, floor: WitnessFloor) -> str:
-    """`witnessed` of an epoch game's proof: its `log` proves the plan and commitment of its epoch,
+    """`witnessed` of an epoch game's proof: its `log` proves the plan, commitment and previous output of its epoch,
     cosigned in time by the floor's quorum, and they are the record the proof shows."""
     # In `vrs verify`'s order: the epoch, a malformed log, the record shown, then an absent log.
     e = _u64(proof, "vdfEpoch", "vdfEpoch")
     evidence = evidence_of(proof)
     shown = shown_epoch(proof)
     need(evidence is not None, f"the server publishes no witnessed log for epoch {e}")
-    w = check_epoch(evidence["plan"], evidence["commitment"], floor.policy, floor.max_rate, floor.delta_ms)
+    w = check_epoch(evidence["plan"], evidence["commitment"], evidence.get("previous_output", []), floor.policy,
+                    floor.max_rate, floor.delta_ms)
     need(w.plan.epoch == e, f"the log's entries are epoch {w.plan.epoch}'s, not epoch {e}'s")
     matches(w, shown)
     return w.detail
