@@ -656,10 +656,10 @@ impl OperatorLog {
         self.floor.as_ref()
     }
 
-    /// Epoch `epoch`'s plan and commitment, and the output of p(e), with the checkpoints that
-    /// prove them: for each, the first stored checkpoint each witness cosigned that includes it
-    /// (the log's own signed checkpoint where none was cosigned). None: the log holds no plan
-    /// of `epoch`.
+    /// Epoch `epoch`'s plan and commitment, the output of p(e) and the operator's declaration
+    /// (entry 0), with the checkpoints that prove them: for each, the first stored checkpoint
+    /// each witness cosigned that includes it (the log's own signed checkpoint where none was
+    /// cosigned). None: the log holds no plan of `epoch`.
     pub async fn evidence(&self, epoch: u64) -> anyhow::Result<Option<LogEvidence>> {
         let complete = |i: &Inner| {
             let at = i.epochs.get(&epoch).copied();
@@ -707,6 +707,7 @@ impl OperatorLog {
             plan: self.logged(plan).await?,
             commitment,
             previous_output,
+            operator: self.logged(0).await?,
         }))
     }
 

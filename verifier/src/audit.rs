@@ -11,6 +11,7 @@ use crate::epoch_record::{decode, Epoch};
 use crate::progress;
 use crate::verify::anchor::Rpc;
 use crate::verify::anchor::{check_inclusion, check_transaction, epoch_leaf, Claim};
+use crate::verify::anchor::{sender_from_log, sender_from_stats, Sender};
 use crate::verify::{Fetch, Http, Options, Verdict};
 use anyhow::{bail, Context};
 use clap::Args;
@@ -384,7 +385,17 @@ pub fn audit(
     bar.finish_and_clear();
 
     let rpc = rpc.map(|url| Rpc::new(fetch, url));
-    let anchors = check_anchors(&epochs, rpc.as_ref(), &mut fail)?;
+    // Whom every anchor transaction must come from: the log's declaration with a policy, the
+    // server's stats without (docs/PROTOCOL.md §16, "The sender").
+    let sender = rpc.as_ref().map(|_| match witness {
+        None => sender_from_stats(fetch, server),
+        Some(floor) => epochs
+            .iter()
+            .find_map(|e| e.log.clone().ok().flatten())
+            .ok_or_else(|| "no epoch of the range carries a witnessed log".to_owned())
+            .and_then(|ev| sender_from_log(&ev, floor)),
+    });
+    let anchors = check_anchors(&epochs, rpc.as_ref().zip(sender.as_ref()), &mut fail)?;
 
     failures.sort_by_key(|f| f.epoch);
     let summary = Summary {
@@ -438,12 +449,16 @@ struct SeenBatch {
 /// the same batch, and with `rpc` each confirmed batch's transaction once.
 fn check_anchors(
     epochs: &[Epoch],
-    rpc: Option<&Rpc>,
+    rpc: Option<(&Rpc, &Result<Sender, String>)>,
     fail: &mut impl FnMut(u64, &'static str, String),
 ) -> anyhow::Result<AnchorSummary> {
     let mut summary = AnchorSummary {
         rpc: rpc.is_some(),
         ..AnchorSummary::default()
+    };
+    let (rpc, sender) = match rpc {
+        Some((r, s)) => (Some(r), Some(s)),
+        None => (None, None),
     };
     let mut batches: BTreeMap<u64, SeenBatch> = BTreeMap::new();
     for e in epochs {
@@ -507,7 +522,7 @@ fn check_anchors(
             continue;
         };
         summary.anchored += seen.anchored;
-        let (Some(rpc), Some(node_chain)) = (rpc, chain_id) else {
+        let (Some(rpc), Some(node_chain), Some(sender)) = (rpc, chain_id, sender) else {
             continue;
         };
         let verdict = if c.chain_id != Some(node_chain) {
@@ -516,7 +531,10 @@ fn check_anchors(
                 rpc.url, c.batch, c.chain_id
             ))
         } else {
-            check_transaction(rpc, tx, &c.root)?
+            match sender {
+                Ok(sender) => check_transaction(rpc, tx, &c.root, sender)?,
+                Err(e) => Verdict::Fail(format!("the anchor's sender: {e}")),
+            }
         };
         if matches!(verdict, Verdict::Pass(_)) {
             // The chain's clock bounds the operator's (docs/PROTOCOL.md §10, "Timing").

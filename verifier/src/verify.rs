@@ -351,7 +351,8 @@ pub fn check(
     steps.extend(anchor::inclusion_step(proof, pool_served));
     if let Some(rpc_url) = rpc {
         let rpc = anchor::Rpc::new(fetch, rpc_url);
-        steps.push(anchor::onchain_step(&rpc, proof, require_anchor)?);
+        let sender = anchor_sender(fetch, server, proof, witness);
+        steps.push(anchor::onchain_step(&rpc, proof, require_anchor, &sender)?);
     }
     Ok(Checked {
         pool_served,
@@ -359,6 +360,35 @@ pub fn check(
         note: anchor::unchecked_note(proof),
         notes,
     })
+}
+
+/// The operator's anchor account: with a policy, from the log's operator declaration (the
+/// proof's `log`, or for a pool-served game the `log` of its anchor batch's first epoch);
+/// without, what the server names in its stats.
+fn anchor_sender(
+    fetch: &dyn Fetch,
+    server: &str,
+    proof: &Value,
+    witness: Option<&WitnessFloor>,
+) -> Result<anchor::Sender, String> {
+    let Some(floor) = witness else {
+        return anchor::sender_from_stats(fetch, server);
+    };
+    let evidence = match crate::witnessed::evidence_of(proof)? {
+        Some(ev) => ev,
+        None => {
+            let n = proof
+                .pointer("/anchor/epochs/first")
+                .and_then(Value::as_u64)
+                .ok_or("the proof carries no witnessed log, and its anchor names no epoch")?;
+            let rec = fetch
+                .get(&format!("{server}/api/v1/epochs/{n}"))
+                .map_err(|e| format!("{e:#}"))?;
+            crate::witnessed::evidence_of(&rec)?
+                .ok_or_else(|| format!("epoch {n} carries no witnessed log"))?
+        }
+    };
+    anchor::sender_from_log(&evidence, floor)
 }
 
 fn print_checklist(game_id: &str, server: &str, steps: &[Step]) {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import decimal
+import hashlib
 import json
 import pathlib
 import subprocess
@@ -238,16 +239,52 @@ def test_the_anchor_transaction_is_read_back_on_chain(anchored, proxy: _Tamperin
     path = f"/api/v1/verify/{bet.game_id}"
     recorder = Source(live.url)
     recorder.get(path)
+    # A root of the operator's choosing (the epoch's leaf alone as a batch) that another account
+    # put on chain: the proof is consistent, only the transaction's sender betrays it (P§16).
+    anchor = recorder.cache[path][1]["proof"]["anchor"]
+    forged_root = hashlib.sha256(b"\x00" + bytes.fromhex(anchor["leaf"])).hexdigest()
+    forged_tx = _send_from_another_account(node, "0x" + b"vrs-anchor-v1:".hex() + forged_root)
+
+    def forge(p: dict) -> None:
+        e = p["vdfEpoch"]
+        p["anchorTx"] = p["legacyTx"] = p["anchor"]["tx"] = forged_tx
+        p["anchor"].update(root=forged_root, calldata="0x" + b"vrs-anchor-v1:".hex() + forged_root, audit_path=[],
+                           leaf_index=0, tree_size=1, epochs={"first": e, "last": e},
+                           pool_batches={"from": anchor["pool_batches"]["from"], "to": anchor["pool_batches"]["from"]},
+                           notary_batches={"from": anchor["notary_batches"]["from"],
+                                           "to": anchor["notary_batches"]["from"]})
+
     for what, alter in [
         ("another chain id", lambda p: p.__setitem__("anchorChainId", p["anchorChainId"] + 1)),
         ("an unknown transaction", lambda p: (p.__setitem__("anchorTx", "0x" + "ab" * 32),
                                               p["anchor"].__setitem__("tx", "0x" + "ab" * 32))),
+        ("a root another account put on chain", forge),
     ]:
         tampered = copy.deepcopy(recorder.cache)
         alter(tampered[path][1]["proof"])
         proxy.cache = tampered
         report = verify(bet.game_id, server=proxy.url, group="test512", rpc=node, wait=0)
         assert "anchor_onchain" in report.failed, (what, report.steps)
+        if what.startswith("a root another account"):
+            by_name = {s.name: s for s in report.steps}
+            assert by_name["anchor_inclusion"].status == "ok", report.steps
+            assert "not from the operator's anchor account" in by_name["anchor_onchain"].detail, report.steps
+
+
+def _send_from_another_account(node: str, data: str) -> str:
+    """Sends `data` from the node's second unlocked account (not the operator's) to itself and
+    waits until it is mined; its hash."""
+    def rpc(method: str, params: list):
+        req = urllib.request.Request(node, json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
+                                                       "params": params}).encode(),
+                                     {"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read())["result"]
+    stranger = rpc("eth_accounts", [])[1]
+    tx = rpc("eth_sendTransaction", [{"from": stranger, "to": stranger, "data": data, "value": "0x0"}])
+    wait_until("the stranger's transaction mined", lambda: rpc("eth_getTransactionReceipt", [tx]) is not None,
+               timeout=30)
+    return tx
 
 
 def test_class_group_games_verify() -> None:

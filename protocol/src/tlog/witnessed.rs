@@ -19,7 +19,7 @@
 
 use std::collections::BTreeSet;
 
-use super::entry::{CommitmentEntry, LogEntry, OutputEntry, PlanEntry};
+use super::entry::{CommitmentEntry, LogEntry, OperatorEntry, OutputEntry, PlanEntry};
 use super::note::{verify_checkpoint, VKey};
 use super::policy::Policy;
 use super::tree::{check_inclusion, leaf_hash, parse_b64_hash};
@@ -46,6 +46,9 @@ pub struct LogEvidence {
     /// until p's output is logged.
     #[serde(default)]
     pub previous_output: Vec<LoggedEntry>,
+    /// The log's first entry, the operator's declaration (its anchor chain and address).
+    #[serde(default)]
+    pub operator: Vec<LoggedEntry>,
 }
 
 /// The epoch record a verifier was shown (the proof's or the epoch endpoint's), in the terms
@@ -269,6 +272,41 @@ fn prove_all(what: &str, logged: &[LoggedEntry], policy: &Policy) -> Result<Prov
     })
 }
 
+/// The operator's declaration, the log's entry 0, in checkpoints that a quorum of the policy's
+/// witnesses cosigned (at any time: it is not timed, but a witness cosigns one tree of each
+/// size, so every client of the quorum sees this one): what a verifier takes the operator's
+/// anchor chain and address from (docs/PROTOCOL.md §16, "The sender").
+pub fn operator_of(logged: &[LoggedEntry], policy: &Policy) -> Result<OperatorEntry, String> {
+    let o = prove_all("operator declaration", logged, policy)?;
+    let LogEntry::Operator(entry) = o.entry else {
+        return Err(format!(
+            "entry {} is a {}, not the operator declaration",
+            o.index,
+            o.entry.kind()
+        ));
+    };
+    if o.index != 0 {
+        return Err(format!(
+            "the operator declaration is entry {}, not the log's first",
+            o.index
+        ));
+    }
+    let cosigned: BTreeSet<String> = policy
+        .witnesses
+        .iter()
+        .filter(|w| o.earliest.contains_key(&(w.key.name.clone(), w.key.id)))
+        .map(|w| w.name.clone())
+        .collect();
+    if !policy.satisfied_by(&cosigned) {
+        return Err(format!(
+            "the operator declaration is cosigned by [{}], short of the quorum {}",
+            cosigned.into_iter().collect::<Vec<_>>().join(", "),
+            policy.describe()
+        ));
+    }
+    Ok(entry)
+}
+
 /// The `witnessed` step over an epoch's plan and commitment and p's output, each given with
 /// every checkpoint the operator holds cosigned for it (a witness's time is its earliest).
 pub fn check(
@@ -436,7 +474,7 @@ pub fn check(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::entry::{output_hash, VoidEntry};
+    use super::super::entry::{output_hash, OperatorEntry, VoidEntry};
     use super::super::note::{Cosigner, LogSigner};
     use super::super::tree::LogTree;
     use super::*;
@@ -804,6 +842,31 @@ mod tests {
         shown.previous_output_hash = output_hash(b"y_p'");
         let e = ok.matches(&shown).unwrap_err();
         assert!(e.contains("previous_output"), "{e}");
+    }
+
+    #[test]
+    fn the_operator_declaration_is_entry_0_cosigned_by_a_quorum() {
+        let declaration = LogEntry::Operator(OperatorEntry {
+            stamped_ms: T0,
+            group: "test512".into(),
+            acceptance_key: [5; 32],
+            anchor_chain_id: 8453,
+            anchor_address: [0xaa; 20],
+        });
+        let mut w = world(2);
+        let one = w.add(&declaration, T0 / 1000, &[0]);
+        let e = operator_of(std::slice::from_ref(&one), &w.policy).unwrap_err();
+        assert!(e.contains("short of the quorum"), "{e}");
+        let mut w = world(2);
+        let two = w.add(&declaration, T0 / 1000, &[0, 2]);
+        let op = operator_of(&[two], &w.policy).unwrap();
+        assert_eq!((op.anchor_chain_id, op.anchor_address), (8453, [0xaa; 20]));
+        // A declaration that is not the log's first entry is not the operator's.
+        let later = w.add(&declaration, T0 / 1000, &[0, 1, 2]);
+        let e = operator_of(&[later], &w.policy).unwrap_err();
+        assert!(e.contains("not the log's first"), "{e}");
+        let p = w.add(&plan(), T0 / 1000, &[0, 1, 2]);
+        assert!(operator_of(&[p], &w.policy).is_err());
     }
 
     #[test]

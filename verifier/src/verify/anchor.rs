@@ -1,7 +1,8 @@
 //! Anchors (docs/PROTOCOL.md §16) as an outsider checks them: the record's anchor leaf
 //! recomputed from the published fields and folded up its audit path to the batch root
 //! (`anchor_inclusion`), and the batch's transaction read back from a node of the verifier's
-//! choosing (`anchor_onchain`). Shared by `vrs verify` and `vrs audit`.
+//! choosing (`anchor_onchain`), sent from the operator's anchor account. Shared by `vrs verify`
+//! and `vrs audit`.
 
 use super::{Fetch, Step, Verdict};
 use anyhow::{bail, Context};
@@ -9,6 +10,60 @@ use serde_json::{json, Value};
 use vrs_engine::anchor::{calldata, epoch_record_hash, root_from_calldata, EpochRecord};
 use vrs_engine::anchor::{AnchorLeaf, LeafKind};
 use vrs_engine::merkle::{self, Hash};
+use vrs_protocol::tlog::witnessed::{self, LogEvidence, WitnessFloor};
+
+/// The account an anchor transaction must come from, and whose word names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Sender {
+    pub address: [u8; 20],
+    /// The anchor chain the log's declaration names (None: taken from the proof).
+    pub chain_id: Option<u64>,
+    pub source: String,
+}
+
+/// The sender the operator's log declares: its entry 0, cosigned by the policy's quorum
+/// (docs/PROTOCOL.md §16, "The sender").
+pub(crate) fn sender_from_log(ev: &LogEvidence, floor: &WitnessFloor) -> Result<Sender, String> {
+    let op = witnessed::operator_of(&ev.operator, &floor.policy)?;
+    if op.anchor_address == [0; 20] {
+        return Err(
+            "the log's operator declaration names no anchor address (it declared that it \
+             does not anchor)"
+                .into(),
+        );
+    }
+    Ok(Sender {
+        address: op.anchor_address,
+        chain_id: Some(op.anchor_chain_id),
+        source: "the address of the log's operator declaration".into(),
+    })
+}
+
+/// The sender the server names now (`anchoring.address` of `GET /api/v1/stats`): the
+/// operator's live word, for a verifier without a witness policy.
+pub(crate) fn sender_from_stats(fetch: &dyn Fetch, server: &str) -> Result<Sender, String> {
+    let stats = fetch
+        .get(&format!("{server}/api/v1/stats"))
+        .map_err(|e| format!("{e:#}"))?;
+    let named = stats["anchoring"]["address"]
+        .as_str()
+        .ok_or("GET /api/v1/stats names no anchoring.address")?;
+    Ok(Sender {
+        address: parse_address(named)
+            .ok_or_else(|| format!("anchoring.address {named:?} is not an address"))?,
+        chain_id: None,
+        source: "anchoring.address of GET /api/v1/stats (the operator's word; with \
+                 --witness-policy, the log's declaration)"
+            .into(),
+    })
+}
+
+/// `0x` and 40 hex digits, either case.
+fn parse_address(s: &str) -> Option<[u8; 20]> {
+    let h = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"))?;
+    let b = hex::decode(h).ok()?;
+    b.try_into().ok()
+}
 
 /// What an `anchor` object (of a proof, or of `GET /api/v1/epochs/{n}`) claims once its
 /// record is in an anchor batch.
@@ -220,15 +275,24 @@ pub(super) fn unchecked_note(proof: &Value) -> Option<String> {
 
 /// `anchor_onchain`: the proof's anchor transaction read back from the node at `rpc`.
 /// `Err` only when the node cannot be asked (exit 2); `require` turns pending into failed.
-pub(super) fn onchain_step(rpc: &Rpc, proof: &Value, require: bool) -> anyhow::Result<Step> {
-    let verdict = match onchain_verdict(rpc, proof)? {
+pub(super) fn onchain_step(
+    rpc: &Rpc,
+    proof: &Value,
+    require: bool,
+    sender: &Result<Sender, String>,
+) -> anyhow::Result<Step> {
+    let verdict = match onchain_verdict(rpc, proof, sender)? {
         Verdict::Pending(d) if require => Verdict::Fail(format!("{d} (--require-anchor)")),
         v => v,
     };
     Ok(Step::new("anchor_onchain", verdict))
 }
 
-fn onchain_verdict(rpc: &Rpc, proof: &Value) -> anyhow::Result<Verdict> {
+fn onchain_verdict(
+    rpc: &Rpc,
+    proof: &Value,
+    sender: &Result<Sender, String>,
+) -> anyhow::Result<Verdict> {
     let anchor = &proof["anchor"];
     let claim = match Claim::parse(anchor) {
         Err(e) => return Ok(Verdict::Fail(e)),
@@ -272,12 +336,21 @@ fn onchain_verdict(rpc: &Rpc, proof: &Value) -> anyhow::Result<Verdict> {
             rpc.url
         )));
     }
-    check_transaction(rpc, &tx, &claim.root)
+    let sender = match sender {
+        Ok(s) => s,
+        Err(e) => return Ok(Verdict::Fail(format!("the anchor's sender: {e}"))),
+    };
+    check_transaction(rpc, &tx, &claim.root, sender)
 }
 
-/// The transaction `tx` is mined on the node's chain and its input is exactly the anchor
-/// calldata of `root`. `Err` only when the node cannot be asked.
-pub(crate) fn check_transaction(rpc: &Rpc, tx: &str, root: &Hash) -> anyhow::Result<Verdict> {
+/// The transaction `tx` is mined on the node's chain, comes from `sender` and its input is
+/// exactly the anchor calldata of `root`. `Err` only when the node cannot be asked.
+pub(crate) fn check_transaction(
+    rpc: &Rpc,
+    tx: &str,
+    root: &Hash,
+    sender: &Sender,
+) -> anyhow::Result<Verdict> {
     // A malformed hash is the server's data failing, not the node: never sent.
     let well_formed = tx
         .strip_prefix("0x")
@@ -317,12 +390,31 @@ pub(crate) fn check_transaction(rpc: &Rpc, tx: &str, root: &Hash) -> anyhow::Res
             hex::encode(root)
         )));
     }
+    let from = t["from"].as_str().unwrap_or_default();
+    let want = format!("0x{}", hex::encode(sender.address));
+    if from.to_lowercase() != want {
+        return Ok(Verdict::Fail(format!(
+            "transaction {tx} is sent from {from}, not from the operator's anchor account {want} \
+             ({}): anyone can put a root on chain",
+            sender.source
+        )));
+    }
+    if let Some(declared) = sender.chain_id {
+        let node_chain = rpc.chain_id()?;
+        if declared != node_chain {
+            return Ok(Verdict::Fail(format!(
+                "the log's operator declaration anchors on chain {declared}, the node at {} is \
+                 on chain {node_chain}",
+                rpc.url
+            )));
+        }
+    }
     let head = rpc.head()?;
     let confirmations = head.saturating_add(1).saturating_sub(block);
     Ok(Verdict::Pass(format!(
-        "transaction {tx} in block {block} ({confirmations} confirmations, from {}) carries \
-         \"vrs-anchor-v1:\" ‖ root {}",
-        t["from"].as_str().unwrap_or("?"),
+        "transaction {tx} in block {block} ({confirmations} confirmations, from {want}, {}) \
+         carries \"vrs-anchor-v1:\" ‖ root {}",
+        sender.source,
         hex::encode(root)
     )))
 }

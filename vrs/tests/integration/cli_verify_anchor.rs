@@ -1,13 +1,15 @@
 //! `vrs verify --rpc` and `vrs audit --rpc` against a live `vrs serve` that anchors on a real
 //! local EVM node (ganache): anchored epoch and pool-served games pass `anchor_inclusion` and
 //! `anchor_onchain`; a lying server (a flipped root or audit path, another batch's transaction,
-//! another chain id) fails the step that checks it; a pending anchor is reported as pending and
-//! fails only with `--require-anchor`; an anchored range of epochs audits clean.
+//! another chain id, a root of its choosing that another account put on chain) fails the step
+//! that checks it; a pending anchor is reported as pending and fails only with
+//! `--require-anchor`; an anchored range of epochs audits clean, and fails once an anchor's
+//! transaction is not the operator's.
 
 use crate::cli_verify::{
     assert_passes, assert_step_fails, flip, instant_bet, tampering_proxy, wait_for_pool,
 };
-use crate::evm::{Ganache, ADDRESS, KEY};
+use crate::evm::{Ganache, ADDRESS, KEY, TAG_HEX};
 use crate::output_text as text;
 use crate::server::{Server, FAST};
 use serde_json::{json, Value};
@@ -147,6 +149,20 @@ fn anchored_games_check_on_chain_and_lies_about_anchors_fail() {
         std::thread::sleep(Duration::from_millis(300));
     };
 
+    // A second root for the game's epoch, of the operator's choosing (a batch of that epoch's
+    // leaf alone), put on chain by another account: everything the proof shows is consistent,
+    // and only the transaction's sender betrays it.
+    let anchor = &ev["proof"]["anchor"];
+    let leaf = hex::decode(anchor["leaf"].as_str().expect("anchor.leaf")).expect("hex");
+    let forged_root = hex::encode(vrs_engine::merkle::leaf_hash(&leaf));
+    let stranger = g.stranger();
+    let forged_tx = g.send(&stranger, &format!("0x{TAG_HEX}{forged_root}"));
+    let e = ev["proof"]["vdfEpoch"].as_u64().expect("vdfEpoch");
+    let (pool_at, notary_at) = (
+        anchor["pool_batches"]["from"].clone(),
+        anchor["notary_batches"]["from"].clone(),
+    );
+
     // One lie at a time about the epoch game's anchor, and the step that catches it.
     type Tamper = Box<dyn Fn(&mut Value) + Send + Sync>;
     let cases: Vec<(&str, &str, Tamper)> = vec![
@@ -183,6 +199,25 @@ fn anchored_games_check_on_chain_and_lies_about_anchors_fail() {
             "anchor_onchain",
             Box::new(|v| v["proof"]["anchorChainId"] = json!(1)),
         ),
+        (
+            "a root another account put on chain",
+            "anchor_onchain",
+            Box::new(move |v| {
+                let p = &mut v["proof"];
+                p["anchorTx"] = json!(forged_tx);
+                p["legacyTx"] = json!(forged_tx);
+                let a = &mut p["anchor"];
+                a["tx"] = json!(forged_tx);
+                a["root"] = json!(forged_root);
+                a["calldata"] = json!(format!("0x{TAG_HEX}{forged_root}"));
+                a["audit_path"] = json!([]);
+                a["leaf_index"] = json!(0);
+                a["tree_size"] = json!(1);
+                a["epochs"] = json!({"first": e, "last": e});
+                a["pool_batches"] = json!({"from": pool_at, "to": pool_at});
+                a["notary_batches"] = json!({"from": notary_at, "to": notary_at});
+            }),
+        ),
     ];
     let verify_path = format!("/api/v1/verify/{epoch_game}");
     for (what, step, tamper) in cases {
@@ -199,6 +234,13 @@ fn anchored_games_check_on_chain_and_lies_about_anchors_fail() {
             line(&t, step).is_some_and(|l| l.starts_with("FAIL")),
             "tampered {what}: no failing {step} line in\n{t}"
         );
+        if what.starts_with("a root another account") {
+            assert!(
+                line(&t, step)
+                    .is_some_and(|l| l.contains("not from the operator's anchor account")),
+                "{t}"
+            );
+        }
         // The other anchor step still judges its own part only.
         let other = if step == "anchor_onchain" {
             "anchor_inclusion"
@@ -296,6 +338,20 @@ fn anchored_games_check_on_chain_and_lies_about_anchors_fail() {
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(
         t.contains(&format!("FAIL epoch {bad} anchor_inclusion")),
+        "{t}"
+    );
+    // The operator's anchor account named as another: every batch's transaction is sent from
+    // the wrong account for what the server says, and fails.
+    let url = tampering_proxy(&s.url, move |path, v| {
+        if path == "/api/v1/stats" {
+            v["anchoring"]["address"] = json!("0x00000000000000000000000000000000000000aa");
+        }
+    });
+    let out = audit(&url, through, &g.url);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("anchor_onchain") && t.contains("not from the operator's anchor account"),
         "{t}"
     );
     // The operator's clock an hour ahead of the chain's for one anchored epoch: its block's

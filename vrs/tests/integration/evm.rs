@@ -148,6 +148,37 @@ impl Ganache {
         hex_u64(&self.rpc("eth_blockNumber", json!([])))
     }
 
+    /// Sends `data` from `from` (one of the node's unlocked accounts) to itself, and waits
+    /// until it is mined; returns its hash.
+    pub fn send(&self, from: &str, data: &str) -> String {
+        let tx = self.rpc(
+            "eth_sendTransaction",
+            json!([{"from": from, "to": from, "data": data, "value": "0x0"}]),
+        );
+        let hash = tx.as_str().expect("a transaction hash").to_owned();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self
+            .rpc("eth_getTransactionReceipt", json!([hash]))
+            .is_null()
+        {
+            assert!(Instant::now() < deadline, "{hash} not mined in 30 s");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        hash
+    }
+
+    /// An unlocked account of the node other than the operator's ([`ADDRESS`]).
+    pub fn stranger(&self) -> String {
+        self.rpc("eth_accounts", json!([]))
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_lowercase)
+            .find(|a| a != ADDRESS)
+            .expect("a second account")
+    }
+
     /// Every transaction on the chain sent by `from` whose calldata is an anchor: (hash,
     /// nonce, root hex), in block order.
     pub fn anchor_txs(&self, from: &str) -> Vec<(String, u64, String)> {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from .encoding import StepFail, StepPend, UsageError, as_int, need, unhex
 from .merkle import leaf_hash, mth
 from .source import Source
 from .steps import Ctx, acceptance_message, verify_epoch_commitment
+from .witnessed import evidence_of, operator_of
 
 # P§11: the leaf's fields, in order.
 LEAF_FIELDS = ("game_id", "game", "bet_type", "target", "combo", "amount", "player_id",
@@ -203,9 +205,43 @@ class Rpc:
             raise UsageError(f"JSON-RPC {method} at {self.url}: {v!r} is not a quantity") from None
 
 
+ADDRESS_RE = re.compile(r"0[xX][0-9a-fA-F]{40}")
+
+
+def anchor_sender(c: Ctx) -> tuple[str, int | None, str]:
+    """P§16 "The sender": the operator's anchor account (lowercase `0x…`), the chain its log
+    declares (None without a policy) and whose word names them: with a witness policy the log's
+    operator declaration (the proof's `log`, or a pool game's anchor batch's first epoch's), without
+    one `anchoring.address` of GET /api/v1/stats."""
+    floor = c.args.witness
+    if floor is None:
+        status, stats = c.src.get("/api/v1/stats")
+        a = (stats.get("anchoring") or {}).get("address") if status == 200 and isinstance(stats, dict) else None
+        need(isinstance(a, str) and ADDRESS_RE.fullmatch(a) is not None,
+             "the anchor's sender: GET /api/v1/stats names no anchoring.address")
+        return a.lower(), None, ("anchoring.address of GET /api/v1/stats (the operator's word; with "
+                                 "--witness-policy, the log's declaration)")
+    try:
+        ev = evidence_of(c.proof)
+        if ev is None:
+            n = ((c.proof.get("anchor") or {}).get("epochs") or {}).get("first")
+            need(isinstance(n, int), "the proof carries no witnessed log, and its anchor names no epoch")
+            status, rec = c.src.get(f"/api/v1/epochs/{n}")
+            need(status == 200 and isinstance(rec, dict), f"GET /api/v1/epochs/{n} answered {status}")
+            ev = evidence_of(rec)
+            need(ev is not None, f"epoch {n} carries no witnessed log")
+        op = operator_of(ev.get("operator", []), floor.policy)
+    except StepFail as e:
+        raise StepFail(f"the anchor's sender: {e}") from None
+    need(op.anchor_address != bytes(20), "the anchor's sender: the log's operator declaration names no anchor "
+                                         "address (it declared that it does not anchor)")
+    return "0x" + op.anchor_address.hex(), op.anchor_chain_id, "the address of the log's operator declaration"
+
+
 def step_anchor_onchain(c: Ctx, rpc: Rpc) -> str:
     """P§16: the proof's anchor transaction, read back from the user's node: mined, on the proof's
-    chain, its input exactly "vrs-anchor-v1:" ‖ the anchor batch's root."""
+    chain, sent from the operator's anchor account, its input exactly "vrs-anchor-v1:" ‖ the anchor
+    batch's root."""
     p = c.proof
     a = p.get("anchor")
     if not isinstance(a, dict) or a.get("batch") is None:
@@ -224,6 +260,7 @@ def step_anchor_onchain(c: Ctx, rpc: Rpc) -> str:
         need(a.get("chain_id") == chain, f"anchor.chain_id {a.get('chain_id')} ≠ anchorChainId {chain}")
     node_chain = rpc.quantity("eth_chainId", [])
     need(node_chain == chain, f"the node at {rpc.url} is on chain {node_chain}, the proof names chain {chain}")
+    sender, declared_chain, source = anchor_sender(c)
     t = rpc.call("eth_getTransactionByHash", [tx])
     need(t is not None, f"the node at {rpc.url} knows no transaction {tx}")
     if not isinstance(t, dict):
@@ -237,6 +274,12 @@ def step_anchor_onchain(c: Ctx, rpc: Rpc) -> str:
     expected = "0x" + b"vrs-anchor-v1:".hex() + root.hex()
     need(str(t.get("input") or t.get("data") or "").lower() == expected,
          f"transaction {tx} does not carry \"vrs-anchor-v1:\" ‖ root {root.hex()}")
+    sent_from = str(t.get("from") or "")
+    need(sent_from.lower() == sender, f"transaction {tx} is sent from {sent_from}, not from the operator's anchor "
+                                      f"account {sender} ({source}): anyone can put a root on chain")
+    need(declared_chain is None or declared_chain == node_chain,
+         f"the log's operator declaration anchors on chain {declared_chain}, the node at {rpc.url} is on chain "
+         f"{node_chain}")
     confirmations = rpc.quantity("eth_blockNumber", []) + 1 - block
-    return (f"transaction {tx} in block {block} ({confirmations} confirmations, from {t.get('from')}) "
+    return (f"transaction {tx} in block {block} ({confirmations} confirmations, from {sender}, {source}) "
             f"carries \"vrs-anchor-v1:\" ‖ root {root.hex()[:16]}…")

@@ -474,7 +474,8 @@ def evidence_of(proof: dict) -> dict | None:
              "plan and commitment are not lists")
         # previous_output: absent reads as [] (as the Rust reader's serde default).
         need(isinstance(log.get("previous_output", []), list), "previous_output is not a list")
-        for v in log["plan"] + log["commitment"] + log.get("previous_output", []):
+        need(isinstance(log.get("operator", []), list), "operator is not a list")
+        for v in log["plan"] + log["commitment"] + log.get("previous_output", []) + log.get("operator", []):
             _logged(v)
     except StepFail as e:
         raise StepFail(f"the log member is malformed: {e}") from None
@@ -526,6 +527,19 @@ def prove_all(what: str, logged: list, policy: Policy):
         for k, t in cosigned.items():
             earliest[k] = min(t, earliest.get(k, t))
     return entry, first["index"], earliest
+
+
+def operator_of(logged: list, policy: Policy) -> OperatorEntry:
+    """The operator's declaration, the log's entry 0, in checkpoints a quorum of the policy's
+    witnesses cosigned (at any time): whom a verifier takes the anchor chain and address from
+    (P§16, "The sender")."""
+    entry, index, times = prove_all("operator declaration", logged, policy)
+    need(isinstance(entry, OperatorEntry), f"entry {index} is a {KIND_OF[type(entry)]}, not the operator declaration")
+    need(index == 0, f"the operator declaration is entry {index}, not the log's first")
+    cosigned = {w.name for w in policy.witnesses if (w.key.name, w.key.key_id) in times}
+    need(policy.satisfied_by(cosigned), f"the operator declaration is cosigned by [{', '.join(sorted(cosigned))}], "
+                                        f"short of the quorum {policy.describe()}")
+    return entry
 
 
 @dataclass(frozen=True)
