@@ -61,6 +61,18 @@ def _verdict(plan, commitment, policy=POLICY, previous_output=()) -> tuple[bool,
 def test_the_shared_vector_passes_exactly_the_cases_marked_passes() -> None:
     assert any(c["passes"] for c in VECTOR["cases"]) and any(not c["passes"] for c in VECTOR["cases"])
     for case in VECTOR["cases"]:
+        if "proof" in case:
+            # Rule 2 in full: the proof's record against the logged entries.
+            proof = dict(case["proof"], log={"origin": "vrs.test/log", "plan": case["plan"],
+                                             "commitment": case["commitment"],
+                                             "previous_output": case["previous_output"]})
+            proof["timing"] = dict(proof["timing"], security_margin=decimal.Decimal(str(proof["timing"]["security_margin"])))
+            try:
+                ok, detail = True, check_proof(proof, FLOOR)
+            except StepFail as e:
+                ok, detail = False, str(e)
+            assert (ok, detail) == (case["passes"], case["detail"]), case["name"]
+            continue
         ok, detail = _verdict(case["plan"], case["commitment"], previous_output=case["previous_output"])
         assert ok == case["passes"], (case["name"], detail, case["detail"])
         if ok:

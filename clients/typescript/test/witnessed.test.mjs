@@ -31,7 +31,9 @@ test("the shared vector: exactly the cases marked passes pass, in the Rust step'
   assert.ok(vector.cases.length >= 9 && vector.cases.some((c) => !c.passes));
   const policy = await w.parsePolicy(vector.policy);
   for (const c of vector.cases) {
-    const got = await verdict(c.plan, c.commitment, policy, { ...floor, previousOutput: c.previous_output });
+    // Cases with a `proof`: rule 2 in full, the proof's record against the logged entries.
+    const shown = c.proof ? { shown: w.shownOfProof(c.proof) } : {};
+    const got = await verdict(c.plan, c.commitment, policy, { ...floor, previousOutput: c.previous_output, ...shown });
     assert.equal(got.passes, c.passes, `${c.name}: ${got.detail}`);
     // The same words as the Rust reference (the vector's detail), so that reports agree.
     assert.equal(got.detail, c.detail, c.name);

@@ -778,12 +778,77 @@ mod tests {
             &w,
         );
 
+        // Rule 2 in full: each of these cases also gives the proof's record, which a verifier
+        // compares with the logged entries (the epoch, the commitment's fields, the plan's
+        // deadline and SHA-256 of previous_output).
+        let mut w = world(2);
+        let p = w.add(&plan_of(2, 1), t, &[0, 1, 2]);
+        let c = w.add(&commitment_of(2, 1, T0 + 3_000), t + 3, &[0, 1, 2]);
+        let o = w.add(&output(1), t + 3, &[0, 1, 2]);
+        let (LogEntry::Plan(pe), LogEntry::Commitment(ce)) =
+            (plan_of(2, 1), commitment_of(2, 1, T0 + 3_000))
+        else {
+            unreachable!()
+        };
+        let proof = |ce: &CommitmentEntry, y: &[u8]| {
+            serde_json::json!({
+                "vdfEpoch": ce.epoch,
+                "iterations": ce.iterations,
+                "bets_root": hex::encode(ce.bets_root),
+                "bet_count": ce.bet_count,
+                "previous_output": hex::encode(y),
+                "timing": {
+                    "version": 2,
+                    "previous_epoch": ce.previous,
+                    "nonce": hex::encode(ce.nonce),
+                    "security_margin": f64::from(ce.margin_centi) / 100.0,
+                    "squarings_per_second": ce.squarings_per_second,
+                    "opened_at_ms": ce.opened_ms,
+                    "closed_at_ms": ce.closed_ms,
+                    "deadline_ms": pe.deadline_ms,
+                },
+            })
+        };
+        let y1 = 1u64.to_be_bytes();
+        let mut other_nonce = ce;
+        other_nonce.nonce = [9; 32];
+        for (name, shown, y) in [
+            ("the record shown is the logged one", ce, &y1[..]),
+            (
+                "a previous output other than the logged one",
+                ce,
+                &b"y_1'"[..],
+            ),
+            ("a nonce other than the logged one", other_nonce, &y1[..]),
+        ] {
+            let verdict =
+                check(&[p.clone()], &[c.clone()], &[o.clone()], &floor(&w)).and_then(|ok| {
+                    ok.matches(&ShownEpoch {
+                        commitment: shown,
+                        deadline_ms: pe.deadline_ms,
+                        previous_output_hash: output_hash(y),
+                    })
+                    .map(|()| ok.detail)
+                });
+            cases.push(serde_json::json!({
+                "name": name,
+                "plan": [p],
+                "commitment": [c],
+                "previous_output": [o],
+                "proof": proof(&shown, y),
+                "passes": verdict.is_ok(),
+                "detail": verdict.unwrap_or_else(|e| e),
+            }));
+        }
+
         let w = world(2);
         let doc = serde_json::json!({
             "about": "docs/PROTOCOL.md §21, the witnessed step: each case gives an epoch's plan, \
                       commitment and previous output (p's output entry; empty for p = 0) as \
-                      LoggedEntry lists; a verifier with this policy, S and δ must pass exactly \
-                      the cases marked passes (detail: the Rust step's words)",
+                      LoggedEntry lists, and some the proof's record the entries must equal \
+                      (`proof`, whose `log` is the three lists); a verifier with this policy, S \
+                      and δ must pass exactly the cases marked passes (detail: the Rust step's \
+                      words)",
             "policy": policy_text(&w, 2),
             "max_rate": 9_000_000,
             "delta_ms": 1_000,
