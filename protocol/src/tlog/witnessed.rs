@@ -821,15 +821,20 @@ mod tests {
             ),
             ("a nonce other than the logged one", other_nonce, &y1[..]),
         ] {
-            let verdict =
-                check(&[p.clone()], &[c.clone()], &[o.clone()], &floor(&w)).and_then(|ok| {
-                    ok.matches(&ShownEpoch {
-                        commitment: shown,
-                        deadline_ms: pe.deadline_ms,
-                        previous_output_hash: output_hash(y),
-                    })
-                    .map(|()| ok.detail)
-                });
+            let verdict = check(
+                std::slice::from_ref(&p),
+                std::slice::from_ref(&c),
+                std::slice::from_ref(&o),
+                &floor(&w),
+            )
+            .and_then(|ok| {
+                ok.matches(&ShownEpoch {
+                    commitment: shown,
+                    deadline_ms: pe.deadline_ms,
+                    previous_output_hash: output_hash(y),
+                })
+                .map(|()| ok.detail)
+            });
             cases.push(serde_json::json!({
                 "name": name,
                 "plan": [p],
