@@ -194,6 +194,8 @@ pub struct OperatorLog {
     signed: Mutex<Option<(u64, Vec<u8>)>>,
     /// Recent checkpoints with the cosignature lines collected so far.
     collected: Mutex<BTreeMap<u64, String>>,
+    /// See [`OperatorLog::operator_evidence`].
+    operator_kept: Mutex<Option<Vec<LoggedEntry>>>,
     /// The server's own `witnessed` check; None without witnesses.
     floor: Option<WitnessFloor>,
     /// See [`stale_after_ms`].
@@ -227,6 +229,7 @@ impl OperatorLog {
             size_tx: watch::Sender::new(0),
             signed: Mutex::new(None),
             collected: Mutex::new(BTreeMap::new()),
+            operator_kept: Mutex::new(None),
             floor,
             stale_after_ms: stale_after_ms(own.delta_ms),
             http,
@@ -661,42 +664,37 @@ impl OperatorLog {
     /// each witness cosigned that includes it (the log's own signed checkpoint where none was
     /// cosigned). None: the log holds no plan of `epoch`.
     pub async fn evidence(&self, epoch: u64) -> anyhow::Result<Option<LogEvidence>> {
-        let complete = |i: &Inner| {
-            let at = i.epochs.get(&epoch).copied();
-            let output_known =
-                |p: u64| p == 0 || i.epochs.get(&p).is_some_and(|o| o.output.is_some());
-            (
-                at,
-                at.is_some_and(|a| a.commitment.is_some() && output_known(a.previous)),
-            )
+        // Epoch e's entries, and the index of p's output (None for p = 0 or not logged yet).
+        let find = |i: &Inner| {
+            let at = i.epochs.get(&epoch).copied()?;
+            let output = match at.previous {
+                0 => None,
+                p => i.epochs.get(&p).and_then(|o| o.output),
+            };
+            Some((at, output))
         };
-        let (mut at, whole) = complete(&*self.inner.read().await);
+        let mut found = find(&*self.inner.read().await);
+        let whole = found.is_some_and(|(at, output)| {
+            at.commitment.is_some() && (at.previous == 0 || output.is_some())
+        });
         if !whole {
             self.refresh().await?;
-            at = complete(&*self.inner.read().await).0;
+            found = find(&*self.inner.read().await);
         }
-        let Some(EpochEntries {
-            plan: Some(plan),
-            commitment,
-            previous,
-            ..
-        }) = at
+        let Some((
+            EpochEntries {
+                plan: Some(plan),
+                commitment,
+                ..
+            },
+            output,
+        )) = found
         else {
             return Ok(None);
         };
         let commitment = match commitment {
             Some(i) => self.logged(i).await?,
             None => Vec::new(),
-        };
-        let output = match previous {
-            0 => None,
-            p => self
-                .inner
-                .read()
-                .await
-                .epochs
-                .get(&p)
-                .and_then(|a| a.output),
         };
         let previous_output = match output {
             Some(i) => self.logged(i).await?,
@@ -707,8 +705,26 @@ impl OperatorLog {
             plan: self.logged(plan).await?,
             commitment,
             previous_output,
-            operator: self.logged(0).await?,
+            operator: self.operator_evidence().await?,
         }))
+    }
+
+    /// Entry 0 (the operator's declaration) with its checkpoints, kept once every witness has
+    /// cosigned it: from then on it never changes, and every verification carries it.
+    async fn operator_evidence(&self) -> anyhow::Result<Vec<LoggedEntry>> {
+        if let Some(kept) = self.operator_kept.lock().await.as_ref() {
+            return Ok(kept.clone());
+        }
+        let logged = self.logged(0).await?;
+        let everyone = self.witnesses.iter().all(|w| {
+            logged
+                .iter()
+                .any(|l| cosigned_by(&l.checkpoint, &w.key.name))
+        });
+        if everyone && !self.witnesses.is_empty() {
+            *self.operator_kept.lock().await = Some(logged.clone());
+        }
+        Ok(logged)
     }
 
     /// Entry `index` in each checkpoint that brings a witness's first cosignature of it.

@@ -23,6 +23,7 @@ import pytest
 from conftest import Live, wait_until
 from vrs_client import BetAccepted, Client, InstantBet
 from vrs_client.protocol.encoding import StepFail
+from vrs_client.protocol.evidence import Rpc
 from vrs_client.protocol.groups import make_group
 from vrs_client.protocol.source import Source
 from vrs_client.protocol.games import bet_leaf_bytes
@@ -274,15 +275,10 @@ def test_the_anchor_transaction_is_read_back_on_chain(anchored, proxy: _Tamperin
 def _send_from_another_account(node: str, data: str) -> str:
     """Sends `data` from the node's second unlocked account (not the operator's) to itself and
     waits until it is mined; its hash."""
-    def rpc(method: str, params: list):
-        req = urllib.request.Request(node, json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
-                                                       "params": params}).encode(),
-                                     {"content-type": "application/json"})
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return json.loads(r.read())["result"]
-    stranger = rpc("eth_accounts", [])[1]
-    tx = rpc("eth_sendTransaction", [{"from": stranger, "to": stranger, "data": data, "value": "0x0"}])
-    wait_until("the stranger's transaction mined", lambda: rpc("eth_getTransactionReceipt", [tx]) is not None,
+    rpc = Rpc(node)
+    stranger = rpc.call("eth_accounts", [])[1]
+    tx = rpc.call("eth_sendTransaction", [{"from": stranger, "to": stranger, "data": data, "value": "0x0"}])
+    wait_until("the stranger's transaction mined", lambda: rpc.call("eth_getTransactionReceipt", [tx]) is not None,
                timeout=30)
     return tx
 

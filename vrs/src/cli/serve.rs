@@ -129,20 +129,26 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         schedule: plan,
     };
     #[cfg(feature = "testkit")]
-    if let Some(r) = config.testkit_declared_rate {
-        tracing::warn!(
-            rate = r,
-            "testkit: every plan declares a rate that was not measured"
-        );
-        let _ = vrs_service::epoch::testkit::DECLARED_RATE.set(r);
-    }
-    #[cfg(feature = "testkit")]
-    if let Some(ms) = config.testkit_held_output_ms {
-        tracing::warn!(
-            held_ms = ms,
-            "testkit: the log holds every epoch's output back"
-        );
-        let _ = vrs_service::epoch::testkit::HELD_OUTPUT_MS.set(ms);
+    {
+        use vrs_service::epoch::testkit::{DECLARED_RATE, HELD_OUTPUT_MS};
+        let attacks = [
+            (
+                config.testkit_declared_rate,
+                &DECLARED_RATE,
+                "every plan declares this rate",
+            ),
+            (
+                config.testkit_held_output_ms,
+                &HELD_OUTPUT_MS,
+                "the log holds outputs back (ms)",
+            ),
+        ];
+        for (value, slot, what) in attacks {
+            if let Some(v) = value {
+                tracing::warn!(value = v, "testkit: {what}");
+                let _ = slot.set(v);
+            }
+        }
     }
     let store = open_store(&config).await?;
     store
