@@ -11,8 +11,13 @@
 //!                  kind 3: notary batch n, hash = its root
 //! anchor root    = RFC 6962 root over the batch's leaves, in the order listed above, each kind
 //!                  in ascending number
-//! calldata       = "vrs-anchor-v1:" (14 ASCII bytes) ‖ anchor root (32 bytes)
+//! calldata v2    = "vrs-anchor-v2:" (14 ASCII bytes) ‖ u64 n ‖ u64 log size ‖ log root
+//!                  ‖ anchor root                                   (94 bytes)
+//! calldata v1    = "vrs-anchor-v1:" (14 ASCII bytes) ‖ anchor root (46 bytes; no log)
 //! ```
+//!
+//! Version 2 binds batch n and the operator's log (docs/PROTOCOL.md §21) as it stood once n's
+//! anchor entry was appended: the tree of size index + 1, the entry its last leaf.
 
 use crate::hash::tagged;
 use crate::merkle::{self, Hash};
@@ -23,6 +28,94 @@ pub const TAG_EPOCH_RECORD: &[u8] = b"vrs/v1/epoch-record";
 pub const CALLDATA_TAG: &[u8] = b"vrs-anchor-v1:";
 /// Calldata length: the tag and the root.
 pub const CALLDATA_LEN: usize = CALLDATA_TAG.len() + 32;
+/// The prefix of a version-2 anchor transaction's calldata.
+pub const CALLDATA_TAG_V2: &[u8] = b"vrs-anchor-v2:";
+/// Version-2 calldata length: the tag, n, the log's size and root, the anchor root.
+pub const CALLDATA_V2_LEN: usize = CALLDATA_TAG_V2.len() + 8 + 8 + 32 + 32;
+
+/// The operator's log at the anchor batch's entry: the tree of `size` entries (the batch's
+/// anchor entry the last of them) and its RFC 6962 root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogBinding {
+    pub size: u64,
+    pub root: Hash,
+}
+
+/// What anchor calldata read back from a chain says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Calldata {
+    /// `vrs-anchor-v1:` ‖ root: binds no batch number.
+    V1 { root: Hash },
+    /// `vrs-anchor-v2:` ‖ n ‖ log size ‖ log root ‖ root.
+    V2 {
+        batch: u64,
+        log: LogBinding,
+        root: Hash,
+    },
+}
+
+impl Calldata {
+    /// The calldata of batch `batch` with root `root`: version 2 when the log binds it.
+    pub fn of(batch: u64, log: Option<LogBinding>, root: Hash) -> Self {
+        match log {
+            Some(log) => Self::V2 { batch, log, root },
+            None => Self::V1 { root },
+        }
+    }
+
+    pub fn root(&self) -> Hash {
+        match self {
+            Self::V1 { root } | Self::V2 { root, .. } => *root,
+        }
+    }
+
+    pub fn bytes(&self) -> Vec<u8> {
+        match self {
+            Self::V1 { root } => calldata(root),
+            Self::V2 { batch, log, root } => {
+                let mut d = Vec::with_capacity(CALLDATA_V2_LEN);
+                d.extend_from_slice(CALLDATA_TAG_V2);
+                d.extend_from_slice(&batch.to_be_bytes());
+                d.extend_from_slice(&log.size.to_be_bytes());
+                d.extend_from_slice(&log.root);
+                d.extend_from_slice(root);
+                d
+            }
+        }
+    }
+
+    /// Anchor calldata of either version, or None.
+    pub fn parse(data: &[u8]) -> Option<Self> {
+        if let Some(root) = root_from_calldata(data) {
+            return Some(Self::V1 { root });
+        }
+        if data.len() != CALLDATA_V2_LEN || !data.starts_with(CALLDATA_TAG_V2) {
+            return None;
+        }
+        let rest = &data[CALLDATA_TAG_V2.len()..];
+        Some(Self::V2 {
+            batch: u64::from_be_bytes(rest[..8].try_into().ok()?),
+            log: LogBinding {
+                size: u64::from_be_bytes(rest[8..16].try_into().ok()?),
+                root: rest[16..48].try_into().ok()?,
+            },
+            root: rest[48..80].try_into().ok()?,
+        })
+    }
+
+    /// In words, for a verifier's detail.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::V1 { root } => format!("\"vrs-anchor-v1:\" ‖ root {}", hex::encode(root)),
+            Self::V2 { batch, log, root } => format!(
+                "\"vrs-anchor-v2:\" ‖ batch {batch} ‖ log size {} ‖ log root {} ‖ root {}",
+                log.size,
+                hex::encode(log.root),
+                hex::encode(root)
+            ),
+        }
+    }
+}
 
 /// What an anchor leaf commits to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -232,5 +325,28 @@ mod tests {
         let mut wrong = data.clone();
         wrong[0] ^= 1;
         assert_eq!(root_from_calldata(&wrong), None);
+    }
+
+    #[test]
+    fn version_2_calldata_binds_the_batch_and_the_log() {
+        let log = LogBinding {
+            size: 300,
+            root: [6; 32],
+        };
+        let c = Calldata::of(7, Some(log), [8; 32]);
+        let b = c.bytes();
+        assert_eq!(b.len(), CALLDATA_V2_LEN);
+        assert_eq!(b.len(), 94);
+        assert_eq!(&b[..14], b"vrs-anchor-v2:");
+        assert_eq!(&b[14..22], &7u64.to_be_bytes());
+        assert_eq!(&b[22..30], &300u64.to_be_bytes());
+        assert_eq!(&b[30..62], &[6; 32]);
+        assert_eq!(&b[62..], &[8; 32]);
+        assert_eq!(Calldata::parse(&b), Some(c));
+        assert_eq!(Calldata::parse(&b[..93]), None);
+        let v1 = Calldata::of(7, None, [8; 32]);
+        assert_eq!(v1.bytes(), calldata(&[8; 32]));
+        assert_eq!(Calldata::parse(&v1.bytes()), Some(v1));
+        assert_eq!(v1.root(), c.root());
     }
 }

@@ -286,8 +286,8 @@ pub fn merkle_path(data: &[u8]) -> Result<(), String> {
     }
 
     let calldata = r.rest();
-    if let Some(root) = anchor::root_from_calldata(calldata) {
-        if anchor::calldata(&root) != calldata {
+    if let Some(parsed) = anchor::Calldata::parse(calldata) {
+        if parsed.bytes() != calldata {
             return Err("calldata does not round-trip".into());
         }
     }
@@ -443,8 +443,19 @@ pub fn seeds() -> Result<Vec<Seed>, String> {
         merkle.bytes(&h);
     }
     merkle.u8(10).u8(3);
+    let mut merkle_v2 = merkle.0.clone();
     merkle.0.extend_from_slice(&anchor::calldata(&[5; 32]));
     out.push(("merkle_path", "path".into(), merkle.0));
+    let v2 = anchor::Calldata::V2 {
+        batch: 7,
+        log: anchor::LogBinding {
+            size: 300,
+            root: [6; 32],
+        },
+        root: [5; 32],
+    };
+    merkle_v2.extend_from_slice(&v2.bytes());
+    out.push(("merkle_path", "path-v2".into(), merkle_v2));
     out.push((
         "classgroup_verify",
         "valid-512".into(),
