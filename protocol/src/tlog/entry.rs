@@ -13,6 +13,7 @@
 //! output     = u64(e) ‖ SHA-256(y_e)[32]
 //! pool-batch = u64(b) ‖ u64(first_index) ‖ u64(size) ‖ prev_root[32] ‖ u64(anchor_epoch)
 //!              ‖ seed[32] ‖ root[32] ‖ u64(committed_ms)
+//! anchor     = u64(n) ‖ root[32]                     (anchor batch n, §16)
 //! f(s)       = u16(len(UTF-8(s))) ‖ UTF-8(s)
 //! ```
 //!
@@ -122,6 +123,14 @@ impl From<&crate::record::PoolBatch> for PoolBatchEntry {
     }
 }
 
+/// Anchor batch n and its root (§16, "Binding"): logged before the batch goes on chain, so
+/// that witnesses, who cosign one per batch number, make a second root for n show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AnchorEntry {
+    pub batch: u64,
+    pub root: [u8; 32],
+}
+
 /// One entry of the log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LogEntry {
@@ -131,6 +140,7 @@ pub enum LogEntry {
     Void(VoidEntry),
     Output(OutputEntry),
     PoolBatch(PoolBatchEntry),
+    Anchor(AnchorEntry),
 }
 
 pub const TAG_OPERATOR: &str = "vrs/log/operator";
@@ -139,6 +149,7 @@ pub const TAG_COMMITMENT: &str = "vrs/log/commitment";
 pub const TAG_VOID: &str = "vrs/log/void";
 pub const TAG_OUTPUT: &str = "vrs/log/output";
 pub const TAG_POOL_BATCH: &str = "vrs/log/pool-batch";
+pub const TAG_ANCHOR: &str = "vrs/log/anchor";
 
 /// Why bytes are not an entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -161,6 +172,7 @@ impl LogEntry {
             Self::Void(_) => TAG_VOID,
             Self::Output(_) => TAG_OUTPUT,
             Self::PoolBatch(_) => TAG_POOL_BATCH,
+            Self::Anchor(_) => TAG_ANCHOR,
         }
     }
 
@@ -176,7 +188,7 @@ impl LogEntry {
             Self::Commitment(c) => Some(c.epoch),
             Self::Void(v) => Some(v.epoch),
             Self::Output(o) => Some(o.epoch),
-            Self::Operator(_) | Self::PoolBatch(_) => None,
+            Self::Operator(_) | Self::PoolBatch(_) | Self::Anchor(_) => None,
         }
     }
 
@@ -188,7 +200,7 @@ impl LogEntry {
             Self::Plan(p) => Some(p.opened_ms),
             Self::Commitment(c) => Some(c.closed_ms),
             Self::Void(v) => Some(v.stamped_ms),
-            Self::Output(_) => None,
+            Self::Output(_) | Self::Anchor(_) => None,
             Self::PoolBatch(b) => Some(b.committed_ms),
         }
     }
@@ -247,6 +259,10 @@ impl LogEntry {
                 w.extend_from_slice(&b.seed);
                 w.extend_from_slice(&b.root);
                 u64b(w, b.committed_ms);
+            }
+            Self::Anchor(a) => {
+                u64b(w, a.batch);
+                w.extend_from_slice(&a.root);
             }
         }
         out
@@ -310,6 +326,10 @@ impl LogEntry {
                 seed: r.array()?,
                 root: r.array()?,
                 committed_ms: r.u64()?,
+            }),
+            TAG_ANCHOR => Self::Anchor(AnchorEntry {
+                batch: r.u64()?,
+                root: r.array()?,
             }),
             other => return Err(DecodeError(format!("unknown tag {other:?}"))),
         };
@@ -418,6 +438,10 @@ mod tests {
                 root: [4; 32],
                 committed_ms: 6,
             }),
+            LogEntry::Anchor(AnchorEntry {
+                batch: 2,
+                root: [5; 32],
+            }),
         ]
     }
 
@@ -457,5 +481,19 @@ mod tests {
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         assert_eq!(o.stamped_ms(), None);
+    }
+
+    #[test]
+    fn an_anchor_entry_has_its_documented_bytes() {
+        let a = LogEntry::Anchor(AnchorEntry {
+            batch: 2,
+            root: [5; 32],
+        });
+        let bytes = a.encode();
+        assert_eq!(bytes.len(), 1 + 14 + 8 + 32);
+        assert_eq!(&bytes[..15], b"\x0evrs/log/anchor");
+        assert_eq!(&bytes[15..23], &2u64.to_be_bytes());
+        assert_eq!(&bytes[23..], &[5; 32]);
+        assert_eq!((a.stamped_ms(), a.epoch()), (None, None));
     }
 }

@@ -5,6 +5,7 @@
 //! commitment.
 //!
 //! ```text
+//! anchored.rs   an anchor batch's entry, bound by its calldata and cosigned once
 //! entry.rs      the entries and their bytes
 //! tree.rs       the tree: roots, proofs, tiles, entry bundles; a witness's Frontier
 //! note.rs       checkpoints, vkeys, cosignature/v1
@@ -14,6 +15,7 @@
 //! witnessed.rs  the `witnessed` step: an epoch's plan and commitment, cosigned in time
 //! ```
 
+pub mod anchored;
 pub mod entry;
 pub mod note;
 pub mod policy;

@@ -312,6 +312,19 @@ pub fn verify_checkpoint(
     })
 }
 
+/// A checkpoint's origin, size and root, read without checking any signature (for a verifier
+/// that names no log key: what it reads is then the operator's word).
+pub fn checkpoint_body(note: &[u8]) -> Result<(String, u64, Hash), CheckpointError> {
+    let parsed = Note::from_bytes(note).map_err(|e| CheckpointError::Malformed(e.to_string()))?;
+    let checkpoint = Checkpoint::from_bytes(parsed.text())
+        .map_err(|e| CheckpointError::Malformed(e.to_string()))?;
+    Ok((
+        checkpoint.origin().to_owned(),
+        checkpoint.size(),
+        *checkpoint.hash(),
+    ))
+}
+
 /// Why a checkpoint is refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CheckpointError {

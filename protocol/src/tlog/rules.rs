@@ -4,7 +4,8 @@
 //! - plans come in epoch order, one per epoch, each after its predecessor was committed or
 //!   voided; a commitment only after its epoch's plan, matching it, closed within its
 //!   deadline, and never a second one for an epoch; outputs one per epoch, in epoch order, of
-//!   epochs planned; pool batches in order, each linking to the root before it;
+//!   epochs planned; pool batches in order, each linking to the root before it; anchor
+//!   batches in increasing order (so a batch has one root in every tree it cosigns);
 //! - a plan's or a commitment's stamped time (opened, closed) lies within δ of the witness's
 //!   clock when it first sees the entry, unless the same submission also voids that epoch (how
 //!   an honest log recovers from an outage: it cannot take an entry back, but it can say that
@@ -38,6 +39,9 @@ pub struct AppState {
     /// The last epoch whose output was logged (0: none seen).
     #[serde(default)]
     pub last_output: u64,
+    /// The last anchor batch logged (0: none seen).
+    #[serde(default)]
+    pub last_anchor: u64,
 }
 
 /// What the witness has seen of one epoch.
@@ -272,6 +276,20 @@ pub fn apply(
                 s.last_batch_root = hex::encode(b.root);
                 s.next_pool_index = b.first_index + b.size;
             }
+            LogEntry::Anchor(a) => {
+                let n = a.batch;
+                if n == 0 {
+                    return Err(refuse("anchor batch 0: batches count from 1".to_owned()));
+                }
+                if n <= s.last_anchor {
+                    return Err(refuse(format!(
+                        "a second root for anchor batch {n}, or one out of order (the last was {}): \
+                         a witness cosigns one per batch, in increasing order",
+                        s.last_anchor
+                    )));
+                }
+                s.last_anchor = n;
+            }
         }
     }
     while s.epochs.len() > KEPT_EPOCHS {
@@ -283,7 +301,9 @@ pub fn apply(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::entry::{CommitmentEntry, OutputEntry, PoolBatchEntry, VoidEntry};
+    use super::super::entry::{
+        AnchorEntry, CommitmentEntry, OutputEntry, PoolBatchEntry, VoidEntry,
+    };
     use super::*;
 
     const T0: u64 = 1_800_000_000_000;
@@ -488,5 +508,29 @@ mod tests {
         assert!(apply(&s, 1, &[b(2, 11, 3, 2)], at(T0)).is_err());
         assert!(apply(&s, 1, &[b(3, 11, 1, 2)], at(T0)).is_err());
         assert!(apply(&s, 1, &[b(2, 12, 1, 2)], at(T0)).is_err());
+    }
+
+    #[test]
+    fn an_anchor_batch_has_one_root() {
+        let a = |n: u64, root: u8| {
+            LogEntry::Anchor(AnchorEntry {
+                batch: n,
+                root: [root; 32],
+            })
+        };
+        // A log may begin anchoring at any batch (its earlier ones predate the log), and skip
+        // a batch that went on chain while it did not log anchors.
+        let s = apply(&AppState::default(), 0, &[a(4, 1)], at(T0)).unwrap();
+        assert_eq!(s.last_anchor, 4);
+        apply(&s, 1, &[a(5, 2)], at(T0)).unwrap();
+        apply(&s, 1, &[a(7, 2)], at(T0)).unwrap();
+        let second = apply(&s, 1, &[a(4, 9)], at(T0)).unwrap_err();
+        assert!(
+            second.reason.contains("a second root for anchor batch 4"),
+            "{second}"
+        );
+        assert!(apply(&s, 1, &[a(3, 2)], at(T0)).is_err());
+        assert!(apply(&AppState::default(), 0, &[a(0, 1)], at(T0)).is_err());
+        assert!(apply(&s, 1, &[a(5, 2), a(5, 3)], at(T0)).is_err());
     }
 }

@@ -239,13 +239,17 @@ pub struct Witnessed {
 
 /// One entry proven in one or more checkpoints (each witness may have cosigned a different
 /// size), all of the same index and bytes, with each witness's earliest cosigned second.
-struct Proven {
-    entry: LogEntry,
-    index: u64,
-    earliest: std::collections::BTreeMap<(String, u32), u64>,
+pub(crate) struct Proven {
+    pub(crate) entry: LogEntry,
+    pub(crate) index: u64,
+    pub(crate) earliest: std::collections::BTreeMap<(String, u32), u64>,
 }
 
-fn prove_all(what: &str, logged: &[LoggedEntry], policy: &Policy) -> Result<Proven, String> {
+pub(crate) fn prove_all(
+    what: &str,
+    logged: &[LoggedEntry],
+    policy: &Policy,
+) -> Result<Proven, String> {
     let first = logged
         .first()
         .ok_or_else(|| format!("no cosigned checkpoint holds the {what}"))?;
@@ -534,6 +538,31 @@ mod tests {
             LoggedEntry {
                 index,
                 entry: hex::encode(bytes),
+                checkpoint: String::from_utf8(cp).unwrap(),
+                proof: self
+                    .tree
+                    .inclusion_proof(index, size)
+                    .unwrap()
+                    .iter()
+                    .map(|h| BASE64_STANDARD.encode(h.0))
+                    .collect(),
+            }
+        }
+    }
+
+    impl World {
+        /// Entry `index` under the current tree's checkpoint, cosigned by `who` at second `t`.
+        fn logged_at(&self, index: u64, t: u64, who: &[usize]) -> LoggedEntry {
+            let size = self.tree.size();
+            let note = self.log.sign(size, self.tree.root()).unwrap();
+            let text_end = note.windows(2).position(|w| w == b"\n\n").unwrap() + 1;
+            let mut cp = note.clone();
+            for &i in who {
+                cp.extend(self.witnesses[i].cosign(&note[..text_end], t).unwrap());
+            }
+            LoggedEntry {
+                index,
+                entry: hex::encode(self.tree.entry(index).unwrap()),
                 checkpoint: String::from_utf8(cp).unwrap(),
                 proof: self
                     .tree
@@ -859,18 +888,204 @@ mod tests {
             "delta_ms": 1_000,
             "cases": cases,
         });
-        let text = serde_json::to_string_pretty(&doc).unwrap() + "\n";
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../docs/test-vectors/witnessed.json"
-        );
+        keep_vector("witnessed.json", &doc);
+    }
+
+    /// docs/test-vectors/`name` must hold `doc` as the verifier computes it; with
+    /// VRS_WRITE_VECTORS set, it is rewritten.
+    fn keep_vector(name: &str, doc: &serde_json::Value) {
+        let text = serde_json::to_string_pretty(doc).unwrap() + "\n";
+        let path = format!("{}/../docs/test-vectors/{name}", env!("CARGO_MANIFEST_DIR"));
         if std::env::var_os("VRS_WRITE_VECTORS").is_some() {
-            std::fs::write(path, &text).unwrap();
+            std::fs::write(&path, &text).unwrap();
         }
-        let kept = std::fs::read_to_string(path).unwrap_or_default();
+        let kept = std::fs::read_to_string(&path).unwrap_or_default();
         assert!(
             kept == text,
-            "{path} is not what the step computes; VRS_WRITE_VECTORS=1 rewrites it"
+            "{path} is not what the verifier computes; VRS_WRITE_VECTORS=1 rewrites it"
+        );
+    }
+
+    /// docs/test-vectors/anchor-binding.json: the calldata an anchor batch must carry
+    /// (§16, "Binding"), from its `anchor.log`, with and without the policy; checked by the
+    /// Python and TypeScript verifiers too (`VRS_WRITE_VECTORS=1` rewrites it).
+    #[test]
+    fn the_shared_anchor_vector_holds() {
+        use super::super::anchored::{expected_calldata, AnchorLog};
+        use super::super::entry::AnchorEntry;
+        let t = T0 / 1000;
+        let mut w = world(2);
+        w.add(&plan(), t, &[]);
+        let root = [0xab; 32];
+        let entry = LogEntry::Anchor(AnchorEntry { batch: 3, root });
+        let bound = w.add(&entry, t, &[]);
+        w.add(&commitment(T0 + 3_000), t + 3, &[]);
+        let both = w.logged_at(bound.index, t + 3, &[0, 2]);
+        let one = w.logged_at(bound.index, t + 3, &[1]);
+        let honest = AnchorLog {
+            bound: bound.clone(),
+            cosigned: vec![both.clone()],
+        };
+        // A second root for batch 3 in a history of the operator's own (same key), which the
+        // witnesses never cosigned.
+        let mut fork = world(2);
+        fork.add(&plan(), t, &[]);
+        let forged = fork.add(
+            &LogEntry::Anchor(AnchorEntry {
+                batch: 3,
+                root: [0xcd; 32],
+            }),
+            t,
+            &[],
+        );
+        let other_entry = w.add(&output(1), t + 4, &[]);
+        let mut other_key = bound.clone();
+        other_key.checkpoint = {
+            let other = LogSigner::new("vrs.test/log", SigningKey::from_bytes(&[2; 32])).unwrap();
+            let size = bound.index + 1;
+            let note = other.sign(size, w.tree.root_at(size).unwrap()).unwrap();
+            String::from_utf8(note).unwrap()
+        };
+        let not_last = w.logged_at(bound.index, t + 4, &[]);
+        // (name, batch, root, anchor.log, with the policy)
+        type Case<'a> = (&'a str, u64, [u8; 32], Option<AnchorLog>, bool);
+        let cases: Vec<Case> = vec![
+            (
+                "bound, and cosigned by a quorum",
+                3,
+                root,
+                Some(honest.clone()),
+                true,
+            ),
+            (
+                "the same, without a policy",
+                3,
+                root,
+                Some(honest.clone()),
+                false,
+            ),
+            (
+                "cosigned by one witness, short of the quorum",
+                3,
+                root,
+                Some(AnchorLog {
+                    bound: bound.clone(),
+                    cosigned: vec![one],
+                }),
+                true,
+            ),
+            (
+                "another batch's number",
+                4,
+                root,
+                Some(honest.clone()),
+                true,
+            ),
+            (
+                "a second root for the batch, from a history no witness cosigned",
+                3,
+                [0xcd; 32],
+                Some(AnchorLog {
+                    bound: forged.clone(),
+                    cosigned: vec![],
+                }),
+                true,
+            ),
+            (
+                "the same second root, without a policy",
+                3,
+                [0xcd; 32],
+                Some(AnchorLog {
+                    bound: forged,
+                    cosigned: vec![],
+                }),
+                false,
+            ),
+            (
+                "a bound log that does not end with the entry",
+                3,
+                root,
+                Some(AnchorLog {
+                    bound: not_last,
+                    cosigned: vec![both.clone()],
+                }),
+                true,
+            ),
+            (
+                "not an anchor entry",
+                3,
+                root,
+                Some(AnchorLog {
+                    bound: other_entry,
+                    cosigned: vec![both.clone()],
+                }),
+                false,
+            ),
+            (
+                "the bound checkpoint signed by another key",
+                3,
+                root,
+                Some(AnchorLog {
+                    bound: other_key,
+                    cosigned: vec![both],
+                }),
+                true,
+            ),
+            (
+                "version 1 (no anchor.log), under a policy",
+                3,
+                root,
+                None,
+                true,
+            ),
+            (
+                "version 1 (no anchor.log), without a policy",
+                3,
+                root,
+                None,
+                false,
+            ),
+        ];
+        let cases: Vec<serde_json::Value> = cases
+            .into_iter()
+            .map(|(name, batch, root, log, with_policy)| {
+                let policy = with_policy.then_some(&w.policy);
+                let verdict = expected_calldata(batch, root, log.as_ref(), policy);
+                serde_json::json!({
+                    "name": name,
+                    "batch": batch,
+                    "root": hex::encode(root),
+                    "log": log,
+                    "with_policy": with_policy,
+                    "passes": verdict.is_ok(),
+                    "calldata": verdict.as_ref().ok().map(|(c, _)| format!("0x{}", hex::encode(c.bytes()))),
+                    "detail": verdict.map_or_else(|e| e, |(_, d)| d),
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "about": "docs/PROTOCOL.md §16, Binding: each case gives an anchor batch's number, \
+                      root and anchor.log (null: a version-1 batch); a verifier applying the \
+                      policy where with_policy is true must pass exactly the cases marked \
+                      passes, computing calldata (detail: the Rust verifier's words)",
+            "policy": policy_text(&w, 2),
+            "cases": cases,
+        });
+        keep_vector("anchor-binding.json", &doc);
+
+        // `quorum none` requires no cosignature: an entry that no witness cosigned passes.
+        let none = policy_text(&w, 2).replace("quorum all3", "quorum none");
+        let none = Policy::parse(&none).unwrap();
+        let uncosigned = AnchorLog {
+            bound: bound.clone(),
+            cosigned: vec![],
+        };
+        let (calldata, detail) =
+            expected_calldata(3, root, Some(&uncosigned), Some(&none)).unwrap();
+        assert!(detail.ends_with("cosigned by [])"), "{detail}");
+        assert_eq!(
+            calldata,
+            expected_calldata(3, root, Some(&honest), None).unwrap().0
         );
     }
 
