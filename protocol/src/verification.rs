@@ -216,8 +216,12 @@ pub struct AnchorIncluded {
     pub tree_size: u64,
     pub audit_path: Vec<String>,
     pub root: String,
-    /// `0x` hex of the anchor transaction's input.
+    /// `0x` hex of the anchor transaction's input (version 2 when `log` is present).
     pub calldata: String,
+    /// The batch's entry in the operator's log, which the version-2 calldata binds (§16,
+    /// "Binding"); absent for a version-1 batch.
+    #[serde(skip_serializing_if = "absent")]
+    pub log: Option<crate::tlog::anchored::AnchorLog>,
     /// `0x` hash of the transaction; null until confirmed.
     pub tx: Option<String>,
     pub block: Option<u64>,

@@ -4,7 +4,7 @@
 //! checkpoint.
 //!
 //! The log follows the store: [`OperatorLog::sync`] appends, in order, every plan, commitment,
-//! output and pool batch the store holds and the log lacks, so a crash between a close and its entries
+//! output, pool batch and anchor batch the store holds and the log lacks, so a crash between a close and its entries
 //! only delays them. The leader syncs after each close and each pool batch; a follower's
 //! tree catches up from the store when it is read ([`OperatorLog::refresh`]).
 
@@ -15,9 +15,12 @@ use std::time::Duration;
 use anyhow::Context as _;
 use base64::prelude::{Engine as _, BASE64_STANDARD};
 use tokio::sync::{watch, Mutex, RwLock};
+use vrs_engine::anchor::LogBinding;
 use vrs_observe::clock::now_ms;
+use vrs_protocol::tlog::anchored::AnchorLog;
 use vrs_protocol::tlog::entry::{
-    CommitmentEntry, LogEntry, OperatorEntry, OutputEntry, PlanEntry, PoolBatchEntry, VoidEntry,
+    AnchorEntry, CommitmentEntry, LogEntry, OperatorEntry, OutputEntry, PlanEntry, PoolBatchEntry,
+    VoidEntry,
 };
 use vrs_protocol::tlog::note::{vkey, LogSigner, VKey};
 use vrs_protocol::tlog::policy::Policy;
@@ -91,6 +94,7 @@ struct Tail {
     /// The last epoch whose output is logged.
     last_output: u64,
     last_batch: u64,
+    last_anchor: u64,
 }
 
 impl Tail {
@@ -101,6 +105,7 @@ impl Tail {
             LogEntry::Void(v) => self.last_settled = self.last_settled.max(v.epoch),
             LogEntry::Output(o) => self.last_output = o.epoch,
             LogEntry::PoolBatch(b) => self.last_batch = b.batch,
+            LogEntry::Anchor(a) => self.last_anchor = a.batch,
             LogEntry::Operator(_) => {}
         }
     }
@@ -137,6 +142,8 @@ struct Inner {
     tree: LogTree,
     tail: Tail,
     epochs: BTreeMap<u64, EpochEntries>,
+    /// Each anchor batch's entry index.
+    anchors: BTreeMap<u64, u64>,
 }
 
 impl Inner {
@@ -157,6 +164,9 @@ impl Inner {
             }
             LogEntry::Void(v) => self.epochs.entry(v.epoch).or_default().void = Some(index),
             LogEntry::Output(o) => self.epochs.entry(o.epoch).or_default().output = Some(index),
+            LogEntry::Anchor(a) => {
+                self.anchors.insert(a.batch, index);
+            }
             LogEntry::Operator(_) | LogEntry::PoolBatch(_) => {}
         }
         Ok(())
@@ -224,6 +234,7 @@ impl OperatorLog {
                 tree: LogTree::new(),
                 tail: Tail::default(),
                 epochs: BTreeMap::new(),
+                anchors: BTreeMap::new(),
             }),
             appending: Mutex::new(()),
             size_tx: watch::Sender::new(0),
@@ -314,7 +325,7 @@ impl OperatorLog {
 
     /// Appends what the store holds and the log lacks: the declaration (first), each epoch's
     /// plan and, once closed, its commitment, in epoch order; each epoch's output once the
-    /// service has it, in epoch order; each committed pool batch.
+    /// service has it, in epoch order; each committed pool batch; each anchor batch built.
     pub async fn sync(&self, declaration: &Declaration) -> anyhow::Result<()> {
         let _one = self.appending.lock().await;
         self.refresh().await?;
@@ -438,7 +449,96 @@ impl OperatorLog {
             out.push(LogEntry::PoolBatch(PoolBatchEntry::from(&batch)));
             b += 1;
         }
+        // The anchor batch built and not sent yet (at most one: a batch is built only once the
+        // one before it has a transaction). One sent before the log held its entry (the log
+        // off, or before it logged anchors) keeps its version-1 calldata and no entry.
+        for batch in self.store.open_anchor_batches().await? {
+            if batch.status == vrs_store::AnchorState::Pending && batch.number > tail.last_anchor {
+                out.push(LogEntry::Anchor(AnchorEntry {
+                    batch: batch.number,
+                    root: batch.root,
+                }));
+            }
+        }
         self.append(out).await
+    }
+
+    /// The log as it stood once anchor batch `batch`'s entry was appended (size index + 1):
+    /// what its version-2 calldata binds. None: the log holds no entry of that batch.
+    pub async fn anchor_binding(&self, batch: u64) -> anyhow::Result<Option<LogBinding>> {
+        let Some(index) = self.anchor_index(batch).await? else {
+            return Ok(None);
+        };
+        let i = self.inner.read().await;
+        let root = i.tree.root_at(index + 1).map_err(anyhow::Error::msg)?;
+        Ok(Some(LogBinding {
+            size: index + 1,
+            root: root.0,
+        }))
+    }
+
+    async fn anchor_index(&self, batch: u64) -> anyhow::Result<Option<u64>> {
+        if let Some(&i) = self.inner.read().await.anchors.get(&batch) {
+            return Ok(Some(i));
+        }
+        self.refresh().await?;
+        Ok(self.inner.read().await.anchors.get(&batch).copied())
+    }
+
+    /// `anchor.log` of batch `batch`: its entry under the operator's checkpoint of the bound
+    /// size (with any cosignatures stored for that size), and in the checkpoints witnesses
+    /// cosigned. None: the log holds no entry of that batch.
+    pub async fn anchor_log(&self, batch: u64) -> anyhow::Result<Option<AnchorLog>> {
+        let Some(index) = self.anchor_index(batch).await? else {
+            return Ok(None);
+        };
+        let size = index + 1;
+        let stored = self
+            .store
+            .log_checkpoints_covering(index, 1)
+            .await?
+            .into_iter()
+            .find(|(s, _)| *s == size)
+            .map(|(_, note)| note);
+        let cosigned = if self.witnesses.is_empty() {
+            Vec::new()
+        } else {
+            self.logged(index)
+                .await?
+                .into_iter()
+                .filter(|l| {
+                    self.witnesses
+                        .iter()
+                        .any(|w| cosigned_by(&l.checkpoint, &w.key.name))
+                })
+                .collect()
+        };
+        let i = self.inner.read().await;
+        let checkpoint = match stored {
+            Some(note) => note,
+            None => {
+                let root = i.tree.root_at(size).map_err(anyhow::Error::msg)?;
+                let note = self.signer.sign(size, root).map_err(anyhow::Error::msg)?;
+                String::from_utf8_lossy(&note).into_owned()
+            }
+        };
+        let entry = i
+            .tree
+            .entry(index)
+            .with_context(|| format!("log entry {index} is not in the tree"))?;
+        let proof = i
+            .tree
+            .inclusion_proof(index, size)
+            .map_err(anyhow::Error::msg)?;
+        Ok(Some(AnchorLog {
+            bound: LoggedEntry {
+                index,
+                entry: hex::encode(entry),
+                checkpoint,
+                proof: proof.iter().map(|h| BASE64_STANDARD.encode(h.0)).collect(),
+            },
+            cosigned,
+        }))
     }
 
     /// y of epoch `epoch` as the store holds it, with when the service had it (Unix ms): its

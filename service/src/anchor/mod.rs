@@ -20,8 +20,11 @@ use anyhow::{anyhow, Context};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use vrs_chain::rpc::{Chain, Fees};
+use vrs_engine::anchor::Calldata;
 use vrs_observe::clock::now_ms;
 use vrs_store::{AnchorBatch, AnchorState, AnchorTx, Store};
+
+use crate::tlog::OperatorLog;
 
 /// How the service anchors (all of it fixed at start-up).
 #[derive(Clone, Debug)]
@@ -53,6 +56,8 @@ pub struct AnchorView {
     pub status: Arc<AnchorStatus>,
     /// Records' paths to their batch roots, kept once computed.
     pub paths: Arc<batch::KeptPaths>,
+    /// The operator's log, which binds each batch (version-2 calldata); None without one.
+    pub log: Option<Arc<OperatorLog>>,
 }
 
 impl Default for AnchorView {
@@ -65,6 +70,7 @@ impl Default for AnchorView {
             confirmations: 2,
             status: Arc::new(AnchorStatus::new(false)),
             paths: Arc::default(),
+            log: None,
         }
     }
 }
@@ -78,7 +84,22 @@ impl AnchorView {
             confirmations: config.confirmations,
             status,
             paths: Arc::default(),
+            log: None,
         }
+    }
+
+    /// The same, with the operator's log that binds the batches.
+    pub fn with_log(self, log: Option<Arc<OperatorLog>>) -> Self {
+        Self { log, ..self }
+    }
+
+    /// The calldata of batch `b`: version 2 when the log holds its entry.
+    pub async fn calldata(&self, b: &AnchorBatch) -> anyhow::Result<Calldata> {
+        let log = match &self.log {
+            Some(log) => log.anchor_binding(b.number).await?,
+            None => None,
+        };
+        Ok(Calldata::of(b.number, log, b.root))
     }
 }
 
@@ -145,6 +166,9 @@ pub struct Anchorer {
     /// node swapped behind the URL is caught.
     chain_checked: bool,
     refused: bool,
+    /// The operator's log: a batch goes on chain only once its entry is logged, and its
+    /// calldata binds it (docs/PROTOCOL.md §16, "Binding").
+    log: Option<Arc<OperatorLog>>,
 }
 
 impl std::fmt::Debug for Anchorer {
@@ -191,6 +215,26 @@ impl Anchorer {
             status,
             chain_checked: false,
             refused: false,
+            log: None,
+        }
+    }
+
+    /// The same, binding each batch to the operator's log.
+    pub fn with_log(self, log: Option<Arc<OperatorLog>>) -> Self {
+        Self { log, ..self }
+    }
+
+    /// Batch `batch`'s calldata. With a log: version 2 once its entry is logged; `None` (wait)
+    /// while a batch not yet sent waits for it. A batch first sent before the log logged
+    /// anchors keeps version 1.
+    async fn calldata(&self, batch: &AnchorBatch, first: bool) -> anyhow::Result<Option<Calldata>> {
+        let Some(log) = &self.log else {
+            return Ok(Some(Calldata::of(batch.number, None, batch.root)));
+        };
+        match log.anchor_binding(batch.number).await? {
+            Some(b) => Ok(Some(Calldata::of(batch.number, Some(b), batch.root))),
+            None if first && batch.status == AnchorState::Pending => Ok(None),
+            None => Ok(Some(Calldata::of(batch.number, None, batch.root))),
         }
     }
 
@@ -297,7 +341,14 @@ impl Anchorer {
     async fn submit(&self, batch: &AnchorBatch, replacing: Option<Replace>) -> anyhow::Result<()> {
         let chain = self.chain()?;
         let to = self.to()?;
-        let data = vrs_engine::anchor::calldata(&batch.root);
+        let Some(data) = self.calldata(batch, replacing.is_none()).await? else {
+            tracing::debug!(
+                batch = batch.number,
+                "anchor batch waits for its entry in the log"
+            );
+            return Ok(());
+        };
+        let data = data.bytes();
         // x402 settlements send from the same account: not while one of them is choosing its
         // nonce or waiting to be mined.
         let _sending = chain.lock_sending().await;

@@ -3,7 +3,6 @@
 
 use super::batch::{inclusion, Inclusion, Subject};
 use super::{tx_hex, AnchorView};
-use vrs_engine::anchor;
 use vrs_engine::merkle;
 use vrs_protocol::report::{check, Verification};
 use vrs_protocol::verification::{
@@ -28,7 +27,7 @@ pub async fn attach(
             check(&mut v.checks, "anchor_inclusion", inclusion_check(&inc));
             let b = &inc.batch;
             let tx = b.tx_hash.filter(|_| b.status == AnchorState::Confirmed);
-            (b.status, tx, inclusion_doc(&inc, view, enabled))
+            (b.status, tx, inclusion_doc(&inc, view, enabled).await?)
         }
         // The database failing is not the data failing: 503, not a failed check.
         Err(e) if e.downcast_ref::<vrs_store::StoreError>().is_some() => return Err(e),
@@ -97,12 +96,22 @@ pub fn inclusion_check(inc: &Inclusion) -> Result<String, String> {
     }
 }
 
-/// The anchor object of a proof: the batch, the record's leaf and path, and the transaction
-/// (null until the batch is confirmed).
-pub fn inclusion_doc(inc: &Inclusion, view: &AnchorView, enabled: bool) -> AnchorDoc {
+/// The anchor object of a proof: the batch, the record's leaf and path, the calldata (version
+/// 2, with the batch's entry in the operator's log, once the log holds it), and the
+/// transaction (null until the batch is confirmed). Fails only when the store does.
+pub async fn inclusion_doc(
+    inc: &Inclusion,
+    view: &AnchorView,
+    enabled: bool,
+) -> anyhow::Result<AnchorDoc> {
     let b = &inc.batch;
     let tx = b.tx_hash.filter(|_| b.status == AnchorState::Confirmed);
-    AnchorDoc::Included(Box::new(AnchorIncluded {
+    let calldata = view.calldata(b).await?;
+    let log = match &view.log {
+        Some(log) => log.anchor_log(b.number).await?,
+        None => None,
+    };
+    Ok(AnchorDoc::Included(Box::new(AnchorIncluded {
         status: b.status.as_str().to_owned(),
         enabled,
         batch: b.number,
@@ -124,10 +133,11 @@ pub fn inclusion_doc(inc: &Inclusion, view: &AnchorView, enabled: bool) -> Ancho
         tree_size: inc.tree_size,
         audit_path: inc.path.iter().map(hex::encode).collect(),
         root: hex::encode(b.root),
-        calldata: format!("0x{}", hex::encode(anchor::calldata(&b.root))),
+        calldata: format!("0x{}", hex::encode(calldata.bytes())),
+        log,
         tx: tx.as_ref().map(tx_hex),
         block: b.block_number.filter(|_| tx.is_some()),
         chain: view.chain_name.clone(),
         chain_id: view.chain_id,
-    }))
+    })))
 }

@@ -209,7 +209,9 @@ pub async fn full_view(
                 if inc.batch.status == AnchorState::Confirmed {
                     status = ReceiptStatus::Anchored;
                 }
-                anchor_doc = Some(ReceiptAnchor::Batched(inclusion_doc(&inc, anchor, enabled)));
+                anchor_doc = Some(ReceiptAnchor::Batched(
+                    inclusion_doc(&inc, anchor, enabled).await?,
+                ));
             }
             Ok(None) => {
                 let message = if enabled {

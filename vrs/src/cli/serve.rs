@@ -291,7 +291,8 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         anchor_config.clone(),
         chain,
         Arc::clone(&anchor_status),
-    );
+    )
+    .with_log(operator_log.as_ref().map(|d| Arc::clone(&d.log)));
     let duties = leader::Duties {
         generator,
         anchorer: Some(anchorer),
@@ -338,7 +339,8 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         started: Instant::now(),
         pool,
         pool_status,
-        anchor: AnchorView::new(&anchor_config, anchor_status),
+        anchor: AnchorView::new(&anchor_config, anchor_status)
+            .with_log(operator_log.as_ref().map(|d| Arc::clone(&d.log))),
         notary,
         notary_separate: notary_listener.is_some(),
         entropy: Default::default(),
