@@ -27,6 +27,7 @@ use vrs_engine::timing::{check_anchor_time, Predecessor};
 use vrs_engine::vdf::Proof;
 use vrs_protocol::epoch_group::{Group, SeedRule};
 use vrs_protocol::timing::{timing_step, PriorEpoch, TimingFacts};
+use vrs_protocol::tlog::policy::Policy;
 
 #[derive(Debug, Args)]
 pub struct AuditArgs {
@@ -41,7 +42,7 @@ pub struct AuditArgs {
     pub to: u64,
     /// JSON-RPC URL of a node of the anchor chain, of your choosing: each anchor batch covering
     /// the range has its transaction read back once (mined, on the epochs' anchor chain id,
-    /// calldata "vrs-anchor-v1:" ‖ the batch root). Epochs not yet in a confirmed batch are
+    /// from the operator's anchor account, the batch's calldata). Epochs not yet in a confirmed batch are
     /// counted as pending, not failed.
     #[arg(long, value_name = "URL")]
     pub rpc: Option<String>,
@@ -395,7 +396,12 @@ pub fn audit(
             .ok_or_else(|| "no epoch of the range carries a witnessed log".to_owned())
             .and_then(|ev| sender_from_log(&ev, floor)),
     });
-    let anchors = check_anchors(&epochs, rpc.as_ref().zip(sender.as_ref()), &mut fail)?;
+    let anchors = check_anchors(
+        &epochs,
+        rpc.as_ref().zip(sender.as_ref()),
+        witness.map(|w| &w.policy),
+        &mut fail,
+    )?;
 
     failures.sort_by_key(|f| f.epoch);
     let summary = Summary {
@@ -446,10 +452,12 @@ struct SeenBatch {
 }
 
 /// Checks every epoch's anchor leaf against its batch root, that all epochs of one batch show
-/// the same batch, and with `rpc` each confirmed batch's transaction once.
+/// the same batch, each batch's binding in the operator's log once (under `policy`, cosigned
+/// by its quorum), and with `rpc` each confirmed batch's transaction once.
 fn check_anchors(
     epochs: &[Epoch],
     rpc: Option<(&Rpc, &Result<Sender, String>)>,
+    policy: Option<&Policy>,
     fail: &mut impl FnMut(u64, &'static str, String),
 ) -> anyhow::Result<AnchorSummary> {
     let mut summary = AnchorSummary {
@@ -517,6 +525,17 @@ fn check_anchors(
     };
     for seen in batches.values() {
         let c = &seen.claim;
+        let expected = match c.expected_calldata(policy) {
+            Ok((calldata, _)) => calldata,
+            Err(d) => {
+                fail(
+                    seen.first_seen,
+                    "anchor_inclusion",
+                    format!("anchor batch {}: {d}", c.batch),
+                );
+                continue;
+            }
+        };
         let Some(tx) = &c.tx else {
             summary.pending += seen.anchored;
             continue;
@@ -532,7 +551,7 @@ fn check_anchors(
             ))
         } else {
             match sender {
-                Ok(sender) => check_transaction(rpc, tx, &c.root, sender)?,
+                Ok(sender) => check_transaction(rpc, tx, &expected, sender)?,
                 Err(e) => Verdict::Fail(format!("the anchor's sender: {e}")),
             }
         };
@@ -570,6 +589,7 @@ fn same_batch(a: &Claim, b: &Claim) -> bool {
         a.tree_size,
         &a.tx,
         a.chain_id,
+        &a.calldata,
     ) == (
         b.root,
         b.first_epoch,
@@ -579,6 +599,7 @@ fn same_batch(a: &Claim, b: &Claim) -> bool {
         b.tree_size,
         &b.tx,
         b.chain_id,
+        &b.calldata,
     )
 }
 

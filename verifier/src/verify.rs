@@ -62,8 +62,9 @@ pub struct VerifyArgs {
     pub server: String,
     /// JSON-RPC URL of a node of the anchor chain, of your choosing (for Base, your own node or
     /// e.g. https://mainnet.base.org). Adds the anchor_onchain step: the node must report the
-    /// proof's anchorChainId, and the anchor transaction must be mined there with calldata
-    /// "vrs-anchor-v1:" ‖ the anchor batch's root. A pending anchor (not confirmed yet) is
+    /// proof's anchorChainId, and the anchor transaction must be mined there, sent from the
+    /// operator's anchor account, with the batch's calldata ("vrs-anchor-v2:" ‖ batch ‖ log
+    /// size ‖ log root ‖ root, or version 1 without the log). A pending anchor (not confirmed yet) is
     /// reported as pending and does not fail the game; see --require-anchor.
     #[arg(long, value_name = "URL")]
     pub rpc: Option<String>,
@@ -348,11 +349,18 @@ pub fn check(
         steps.insert(at, bound);
     }
     steps.push(acceptance::acceptance_step(proof, &keys));
-    steps.extend(anchor::inclusion_step(proof, pool_served));
+    let policy = witness.map(|w| &w.policy);
+    steps.extend(anchor::inclusion_step(proof, pool_served, policy));
     if let Some(rpc_url) = rpc {
         let rpc = anchor::Rpc::new(fetch, rpc_url);
         let sender = anchor_sender(fetch, server, proof, witness);
-        steps.push(anchor::onchain_step(&rpc, proof, require_anchor, &sender)?);
+        steps.push(anchor::onchain_step(
+            &rpc,
+            proof,
+            require_anchor,
+            &sender,
+            policy,
+        )?);
     }
     Ok(Checked {
         pool_served,

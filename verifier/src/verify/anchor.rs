@@ -7,9 +7,11 @@
 use super::{Fetch, Step, Verdict};
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
-use vrs_engine::anchor::{calldata, epoch_record_hash, root_from_calldata, EpochRecord};
+use vrs_engine::anchor::{epoch_record_hash, Calldata, EpochRecord};
 use vrs_engine::anchor::{AnchorLeaf, LeafKind};
 use vrs_engine::merkle::{self, Hash};
+use vrs_protocol::tlog::anchored::{self, AnchorLog};
+use vrs_protocol::tlog::policy::Policy;
 use vrs_protocol::tlog::witnessed::{self, LogEvidence, WitnessFloor};
 
 /// The account an anchor transaction must come from, and whose word names it.
@@ -85,6 +87,10 @@ pub(crate) struct Claim {
     /// The anchor transaction (`0x` and 64 hex digits); none until the batch is confirmed.
     pub tx: Option<String>,
     pub chain_id: Option<u64>,
+    /// The batch's entry in the operator's log (version-2 calldata); None for version 1.
+    pub log: Option<AnchorLog>,
+    /// The calldata shown (`0x` hex), compared with the one the fields give.
+    pub calldata: Option<String>,
 }
 
 impl Claim {
@@ -130,7 +136,30 @@ impl Claim {
             root: hash(&anchor["root"], "root")?,
             tx: anchor["tx"].as_str().map(str::to_lowercase),
             chain_id: anchor["chain_id"].as_u64(),
+            log: match anchor.get("log").filter(|l| !l.is_null()) {
+                Some(l) => Some(
+                    serde_json::from_value(l.clone()).map_err(|e| format!("anchor.log: {e}"))?,
+                ),
+                None => None,
+            },
+            calldata: anchor["calldata"].as_str().map(str::to_lowercase),
         }))
+    }
+
+    /// The calldata this batch's transaction must carry, from the claim's own fields, with
+    /// what binds it: version 2, whose batch entry in the operator's log is checked here
+    /// (with `policy`, signed by its log and cosigned by its quorum), or version 1, which
+    /// binds no batch number and is refused under a policy (docs/PROTOCOL.md §16, "Binding").
+    pub fn expected_calldata(&self, policy: Option<&Policy>) -> Result<(Calldata, String), String> {
+        let (calldata, detail) =
+            anchored::expected_calldata(self.batch, self.root, self.log.as_ref(), policy)?;
+        let want = format!("0x{}", hex::encode(calldata.bytes()));
+        if let Some(shown) = self.calldata.as_deref().filter(|c| *c != want) {
+            return Err(format!(
+                "anchor.calldata is {shown}, but the batch's fields give {want}"
+            ));
+        }
+        Ok((calldata, detail))
     }
 
     fn epoch_count(&self) -> u64 {
@@ -249,12 +278,22 @@ fn game_leaf(proof: &Value, pool_served: bool) -> Result<AnchorLeaf, String> {
 
 /// `anchor_inclusion`, once the proof says the game's record is in an anchor batch; `None`
 /// before (nothing to include yet).
-pub(super) fn inclusion_step(proof: &Value, pool_served: bool) -> Option<Step> {
+pub(super) fn inclusion_step(
+    proof: &Value,
+    pool_served: bool,
+    policy: Option<&Policy>,
+) -> Option<Step> {
     let verdict = match Claim::parse(&proof["anchor"]) {
         Ok(None) => return None,
         Err(e) => Verdict::Fail(e),
         Ok(Some(claim)) => {
-            match game_leaf(proof, pool_served).and_then(|leaf| check_inclusion(&claim, &leaf)) {
+            let checked = game_leaf(proof, pool_served)
+                .and_then(|leaf| check_inclusion(&claim, &leaf))
+                .and_then(|d| {
+                    let (_, bound) = claim.expected_calldata(policy)?;
+                    Ok(format!("{d}; {bound}"))
+                });
+            match checked {
                 Ok(d) => Verdict::Pass(d),
                 Err(d) => Verdict::Fail(d),
             }
@@ -280,8 +319,9 @@ pub(super) fn onchain_step(
     proof: &Value,
     require: bool,
     sender: &Result<Sender, String>,
+    policy: Option<&Policy>,
 ) -> anyhow::Result<Step> {
-    let verdict = match onchain_verdict(rpc, proof, sender)? {
+    let verdict = match onchain_verdict(rpc, proof, sender, policy)? {
         Verdict::Pending(d) if require => Verdict::Fail(format!("{d} (--require-anchor)")),
         v => v,
     };
@@ -292,6 +332,7 @@ fn onchain_verdict(
     rpc: &Rpc,
     proof: &Value,
     sender: &Result<Sender, String>,
+    policy: Option<&Policy>,
 ) -> anyhow::Result<Verdict> {
     let anchor = &proof["anchor"];
     let claim = match Claim::parse(anchor) {
@@ -340,15 +381,19 @@ fn onchain_verdict(
         Ok(s) => s,
         Err(e) => return Ok(Verdict::Fail(format!("the anchor's sender: {e}"))),
     };
-    check_transaction(rpc, &tx, &claim.root, sender)
+    let expected = match claim.expected_calldata(policy) {
+        Ok((c, _)) => c,
+        Err(e) => return Ok(Verdict::Fail(e)),
+    };
+    check_transaction(rpc, &tx, &expected, sender)
 }
 
 /// The transaction `tx` is mined on the node's chain, comes from `sender` and its input is
-/// exactly the anchor calldata of `root`. `Err` only when the node cannot be asked.
+/// exactly `expected`. `Err` only when the node cannot be asked.
 pub(crate) fn check_transaction(
     rpc: &Rpc,
     tx: &str,
-    root: &Hash,
+    expected: &Calldata,
     sender: &Sender,
 ) -> anyhow::Result<Verdict> {
     // A malformed hash is the server's data failing, not the node: never sent.
@@ -377,17 +422,16 @@ pub(crate) fn check_transaction(
         .or_else(|| t["data"].as_str())
         .unwrap_or_default()
         .to_lowercase();
-    let expected = format!("0x{}", hex::encode(calldata(root)));
-    if input != expected {
+    if input != format!("0x{}", hex::encode(expected.bytes())) {
         let carries = hex::decode(input.trim_start_matches("0x"))
             .ok()
-            .and_then(|d| root_from_calldata(&d))
-            .map_or("is not anchor calldata".to_owned(), |r| {
-                format!("carries root {}", hex::encode(r))
+            .and_then(|d| Calldata::parse(&d))
+            .map_or("is not anchor calldata".to_owned(), |c| {
+                format!("carries {}", c.describe())
             });
         return Ok(Verdict::Fail(format!(
-            "transaction {tx} {carries}, not \"vrs-anchor-v1:\" ‖ root {}",
-            hex::encode(root)
+            "transaction {tx} {carries}, not {}",
+            expected.describe()
         )));
     }
     let from = t["from"].as_str().unwrap_or_default();
@@ -413,9 +457,9 @@ pub(crate) fn check_transaction(
     let confirmations = head.saturating_add(1).saturating_sub(block);
     Ok(Verdict::Pass(format!(
         "transaction {tx} in block {block} ({confirmations} confirmations, from {want}, {}) \
-         carries \"vrs-anchor-v1:\" ‖ root {}",
+         carries {}",
         sender.source,
-        hex::encode(root)
+        expected.describe()
     )))
 }
 
