@@ -602,6 +602,8 @@ export declare function anchorLeaf(kind: number, number: number | bigint, hash: 
 /** "0x" and the hex of "vrs-anchor-v1:": an anchor transaction's calldata is this followed by
  *  the anchor root's hex. */
 export declare const CALLDATA_PREFIX: "0x7672732d616e63686f722d76313a";
+/** "vrs-anchor-v2:" in hex (section 16, "Binding"). */
+export declare const CALLDATA_V2_PREFIX: "0x7672732d616e63686f722d76323a";
 
 /** The anchor batch ranges anchorPosition reads (section 16). */
 export interface AnchorRanges {
@@ -695,8 +697,11 @@ export interface AnchorIncluded {
   audit_path: string[];
   /** The anchor batch's root, hex. */
   root: string;
-  /** `0x` hex of the anchor transaction's input: CALLDATA_PREFIX ‖ root. */
+  /** `0x` hex of the anchor transaction's input: CALLDATA_V2_PREFIX ‖ u64(batch) ‖ u64(log
+   *  size) ‖ log root ‖ root when `log` is present, else CALLDATA_PREFIX ‖ root. */
   calldata: string;
+  /** The batch's entry in the operator's log (section 16, "Binding"); absent for version 1. */
+  log?: import("./vrs-witnessed.mjs").AnchorLog;
   /** `0x` hash of the transaction; null until confirmed. */
   tx: string | null;
   block: number | null;

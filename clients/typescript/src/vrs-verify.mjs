@@ -1208,6 +1208,16 @@ export const epochRecord = (e, t, betsRoot, prevY, x, y, l, pi) =>
 export const anchorLeaf = (kind, number, hash) => concat(u8(kind), u64(number), hash);
 
 export const CALLDATA_PREFIX = "0x7672732d616e63686f722d76313a";
+/** "vrs-anchor-v2:" in hex: the prefix of version-2 calldata (section 16, "Binding"). */
+export const CALLDATA_V2_PREFIX = "0x7672732d616e63686f722d76323a";
+
+/** Section 16 "Binding": the calldata batch n's transaction must carry, and what binds it, under
+ *  the verifier's policy (vrs-witnessed.mjs's expectedAnchorCalldata). */
+async function anchorCalldata(anchor, root, witness) {
+  const n = count(anchor.batch, "anchor.batch");
+  const module = witness ? witness.module : await import("./vrs-witnessed.mjs");
+  return module.expectedAnchorCalldata(n, root, anchor.log, witness ? witness.policy : null);
+}
 
 /** Where a kind-1 (epoch) or kind-2 (pool batch) leaf numbered `number` must sit in an anchor
  *  batch (section 16): {position, size} from the batch's `epochs` {first, last} (inclusive),
@@ -1705,13 +1715,14 @@ export async function verifyGame(baseUrl, gameId, onStep, options) {
         hashList(anchor.audit_path, "anchor.audit_path"),
       );
       if (!bytesEqual(got, root)) fail(`the audit path does not lead to anchor root ${anchor.root}`);
-      if (String(anchor.calldata).toLowerCase() !== CALLDATA_PREFIX + bytesToHex(root)) {
-        fail("the calldata is not \"vrs-anchor-v1:\" ‖ anchor root");
+      const bound = await anchorCalldata(anchor, root, witness);
+      if (String(anchor.calldata).toLowerCase() !== bound.calldata) {
+        fail(`anchor.calldata is ${anchor.calldata}, but the batch's fields give ${bound.calldata}`);
       }
       const where = anchor.tx ? `transaction ${anchor.tx}` : `a transaction still ${anchor.status}`;
       return `leaf ${anchor.leaf_index} of ${anchor.tree_size} is under anchor batch ${anchor.batch}'s root ${short(
         anchor.root,
-      )}, sent as calldata in ${where} on ${anchor.chain} (${anchor.chain_id}); check that transaction on a node of that chain`;
+      )}, sent as calldata in ${where} on ${anchor.chain} (${anchor.chain_id}); check that transaction on a node of that chain; ${bound.detail}`;
     });
   }
 

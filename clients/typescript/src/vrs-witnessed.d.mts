@@ -97,8 +97,20 @@ export interface PoolBatchEntry {
   root: Uint8Array;
   committed_ms: bigint;
 }
+export interface AnchorEntry {
+  kind: "anchor";
+  batch: bigint;
+  root: Uint8Array;
+}
 /** One entry of the log (§21 "Entries"). */
-export type LogEntry = OperatorEntry | PlanEntry | CommitmentEntry | VoidEntry | OutputEntry | PoolBatchEntry;
+export type LogEntry =
+  | OperatorEntry
+  | PlanEntry
+  | CommitmentEntry
+  | VoidEntry
+  | OutputEntry
+  | PoolBatchEntry
+  | AnchorEntry;
 
 /** Decodes an entry strictly: an unknown tag, or bytes missing or left over, throws
  *  CheckFailed ("not a log entry: …"). */
@@ -204,6 +216,39 @@ export interface ProvenEntry {
 /** Proves one LoggedEntry under the policy (checkpoint, cosignatures, audit path, decoding);
  *  rejects with CheckFailed. */
 export declare function proveEntry(logged: LoggedEntry, policy: Policy): Promise<ProvenEntry>;
+
+/** `anchor.log` of a proof (section 16, "Binding"). */
+export interface AnchorLog {
+  /** The batch's anchor entry as the last leaf of the log of size index + 1. */
+  bound: LoggedEntry;
+  /** The same entry in the checkpoints witnesses cosigned; empty without witnesses. */
+  cosigned?: LoggedEntry[];
+}
+
+/** What anchorBound takes from `anchor.log`. */
+export interface AnchorBound {
+  entry: AnchorEntry;
+  index: number;
+  /** The bound log's size (index + 1). */
+  size: bigint;
+  root: Uint8Array;
+  /** Policy names of the witnesses that cosigned the entry ([] without a policy). */
+  cosignedBy: string[];
+}
+
+/** Checks `anchor.log`: the bound entry (signature-checked under `policy`; with null, only its
+ *  inclusion) and, under a policy, its cosigning by the quorum; rejects with CheckFailed. */
+export declare function anchorBound(log: AnchorLog, policy: Policy | null): Promise<AnchorBound>;
+
+/** The calldata anchor batch `batch` with root `root` must carry (`0x` hex: version 2 with
+ *  `log`, version 1 without, which a policy refuses) and what binds it, in the Rust verifier's
+ *  words; rejects with CheckFailed. */
+export declare function expectedAnchorCalldata(
+  batch: number | bigint,
+  root: Uint8Array,
+  log: AnchorLog | null | undefined,
+  policy: Policy | null,
+): Promise<{ calldata: string; detail: string }>;
 
 /** The record a verifier was shown, as decimal and lowercase-hex strings (shownOfProof). */
 export interface ShownEpoch {

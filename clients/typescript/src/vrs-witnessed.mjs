@@ -18,10 +18,12 @@
 // dependencies, browser-safe: SHA-256 through WebCrypto (vrs-verify.mjs's sha256), base64 by a
 // strict decoder of its own (no Buffer), Ed25519 by vrs-verify.mjs's BigInt verifier.
 //
-// vrs-verify.mjs loads this module only when it is given a policy (a dynamic import), so a page
-// that never passes one need not serve this file.
+// vrs-verify.mjs loads this module only when it is given a policy or a proof's anchor carries
+// `log` (a dynamic import), so a page that meets neither need not serve this file.
 
 import {
+  CALLDATA_PREFIX,
+  CALLDATA_V2_PREFIX,
   CheckFailed,
   bytesToHex,
   bytesToBigInt,
@@ -109,7 +111,7 @@ export function base64ToBytes(text, what = "value") {
 // Entries (§21 "Entries"): strict, so one entry has one meaning
 // ---------------------------------------------------------------------------------------------
 
-const KINDS = ["operator", "plan", "commitment", "void", "output", "pool-batch"];
+const KINDS = ["operator", "plan", "commitment", "void", "output", "pool-batch", "anchor"];
 
 /**
  * Decodes an entry's bytes: {kind, …fields} with u64 fields as BigInt, u32 margin_centi as a
@@ -161,6 +163,10 @@ export function decodeLogEntry(bytes) {
     case "pool-batch":
       e = { kind, batch: u64(), first_index: u64(), size: u64(), prev_root: take(32), anchor_epoch: u64() };
       Object.assign(e, { seed: take(32), root: take(32), committed_ms: u64() });
+      break;
+    case "anchor":
+      // Anchor batch n and its root (§16, "Binding").
+      e = { kind, batch: u64(), root: take(32) };
       break;
     default:
       bad(`unknown tag ${quoted(tag)}`);
@@ -553,6 +559,124 @@ async function proveAll(what, list, policy) {
     entry = p.entry;
   }
   return { entry, index: first.index, earliest };
+}
+
+/**
+ * §16 "Binding": `anchor.log` = {bound, cosigned}. `bound` is the batch's anchor entry as the last
+ * leaf of the log of size index + 1, under that log's checkpoint (signed by the policy's log key;
+ * with `policy` null nothing is signature-checked); `cosigned`, the same entry in checkpoints that
+ * a quorum of the policy's witnesses cosigned, at any time. Returns {entry, index, size (BigInt),
+ * root, cosignedBy}; throws CheckFailed.
+ */
+export async function anchorBound(log, policy) {
+  if (log === null || typeof log !== "object") fail("anchor.log is not an object");
+  const b = log.bound;
+  if (b === null || typeof b !== "object") fail("anchor.log.bound is not an object");
+  let bytes;
+  try {
+    bytes = hexToBytes(b.entry, undefined, "the entry");
+  } catch {
+    fail("the anchor entry is not hex");
+  }
+  const entry = decodeLogEntry(bytes);
+  if (entry.kind !== "anchor") fail(`log entry ${b.index} is not an anchor entry`);
+  let size;
+  let root;
+  if (policy) {
+    try {
+      size = (await proveEntry(b, policy)).size;
+    } catch (e) {
+      if (e instanceof CheckFailed) fail(`the anchor entry: ${e.message}`);
+      throw e;
+    }
+    root = parseCheckpointNote(b.checkpoint).root;
+  } else {
+    const cp = parseCheckpointNote(b.checkpoint);
+    if (!Number.isSafeInteger(b.index) || b.index < 0) fail("the anchor entry's index is not a count");
+    if (!Array.isArray(b.proof)) fail("the anchor entry's proof is not a list");
+    const path = b.proof.map((h) => {
+      const x = base64ToBytes(h, "audit path hash");
+      return x.length === 32 ? x : fail(`${quoted(h)} is not a base64 SHA-256 hash`);
+    });
+    if (BigInt(b.index) >= cp.size) fail(`the anchor entry: entry ${b.index} is not in a tree of ${cp.size}`);
+    let got = null;
+    try {
+      got = await rootFromPath(await leafHash(bytes), b.index, cp.size, path);
+    } catch (e) {
+      if (!(e instanceof CheckFailed)) throw e;
+    }
+    if (!got || !bytesEqual(got, cp.root)) {
+      fail(`the anchor entry: the inclusion proof of entry ${b.index} in ${cp.size}: invalid transparency proof`);
+    }
+    size = cp.size;
+    root = cp.root;
+  }
+  if (size !== BigInt(b.index) + 1n) {
+    fail(`the anchor entry is entry ${b.index} of a log of ${size}: the bound log ends with it (size ${b.index + 1})`);
+  }
+  let cosignedBy = [];
+  // `quorum none` requires no cosignature: nothing to read in an empty `cosigned`.
+  if (policy && (policy.quorum !== null || (log.cosigned ?? []).length > 0)) {
+    const c = await proveAll("anchor entry", log.cosigned ?? [], policy);
+    if (c.index !== b.index || c.entry.kind !== "anchor" || c.entry.batch !== entry.batch || !bytesEqual(c.entry.root, entry.root)) {
+      fail(`the cosigned anchor entry (entry ${c.index}) is not the bound one (entry ${b.index})`);
+    }
+    cosignedBy = policy.witnesses
+      .filter((w) => c.earliest.has(`${w.key.name}+${hex8(w.key.id)}`))
+      .map((w) => w.name)
+      .sort();
+    if (!quorumSatisfied(policy, cosignedBy)) {
+      fail(
+        `anchor batch ${entry.batch}'s entry is cosigned by [${cosignedBy.join(", ")}], short of the quorum ${describeQuorum(policy)}`,
+      );
+    }
+  }
+  return { entry, index: b.index, size, root, cosignedBy };
+}
+
+/** u64 big-endian of a BigInt or a safe integer. */
+function u64be(v) {
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, BigInt(v));
+  return out;
+}
+
+/**
+ * §16 "Binding": the calldata (`0x` hex) anchor batch `batch` (a count) with root `root` (32
+ * bytes) must carry, and what binds it, in words: {calldata, detail}. With `log` (the batch's
+ * `anchor.log`, checked by anchorBound and naming this batch and root): "vrs-anchor-v2:" ‖ u64(n)
+ * ‖ u64(log size) ‖ log root ‖ root; without it (null or undefined) "vrs-anchor-v1:" ‖ root,
+ * refused under a policy (it binds no batch number). Throws CheckFailed.
+ */
+export async function expectedAnchorCalldata(batch, root, log, policy) {
+  if (log === undefined || log === null) {
+    if (policy) {
+      fail(
+        `anchor batch ${batch} has no entry in the operator's log (version-1 calldata, which binds no batch number): under a witness policy one root per batch rests on the quorum's cosigning of that entry`,
+      );
+    }
+    return {
+      calldata: CALLDATA_PREFIX + bytesToHex(root),
+      detail: "version-1 calldata binds no batch number: that batch has one root is the operator's word",
+    };
+  }
+  let b;
+  try {
+    b = await anchorBound(log, policy);
+  } catch (e) {
+    if (e instanceof CheckFailed) fail(`anchor.log: ${e.message}`);
+    throw e;
+  }
+  if (b.entry.batch !== BigInt(batch) || !bytesEqual(b.entry.root, root)) {
+    fail(
+      `anchor.log's entry is batch ${b.entry.batch} with root ${bytesToHex(b.entry.root)}, not batch ${batch} with root ${bytesToHex(root)}`,
+    );
+  }
+  const whose = policy ? `cosigned by [${b.cosignedBy.join(", ")}]` : "unchecked against a witness policy: the log's word";
+  return {
+    calldata: CALLDATA_V2_PREFIX + bytesToHex(concat(u64be(batch), u64be(b.size), b.root, root)),
+    detail: `batch ${batch} bound to the log of size ${b.size} (its entry ${b.index}, ${whose})`,
+  };
 }
 
 /** T / S in seconds to three decimals, from integers (rounded half up). */

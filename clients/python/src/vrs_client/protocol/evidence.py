@@ -15,7 +15,7 @@ from .ed25519 import ed25519_verify_strict
 from .encoding import StepFail, StepPend, UsageError, as_int, need, unhex
 from .merkle import leaf_hash, mth
 from .source import Source
-from .steps import Ctx, acceptance_message, verify_epoch_commitment
+from .steps import Ctx, acceptance_message, anchor_calldata, verify_epoch_commitment
 from .witnessed import evidence_of, operator_of
 
 # P§11: the leaf's fields, in order.
@@ -240,8 +240,8 @@ def anchor_sender(c: Ctx) -> tuple[str, int | None, str]:
 
 def step_anchor_onchain(c: Ctx, rpc: Rpc) -> str:
     """P§16: the proof's anchor transaction, read back from the user's node: mined, on the proof's
-    chain, sent from the operator's anchor account, its input exactly "vrs-anchor-v1:" ‖ the anchor
-    batch's root."""
+    chain, sent from the operator's anchor account, its input exactly the batch's calldata ("Binding":
+    version 2 with its log entry, version 1 without)."""
     p = c.proof
     a = p.get("anchor")
     if not isinstance(a, dict) or a.get("batch") is None:
@@ -271,9 +271,9 @@ def step_anchor_onchain(c: Ctx, rpc: Rpc) -> str:
     except (TypeError, ValueError):
         raise UsageError(f"JSON-RPC at {rpc.url}: blockNumber {t['blockNumber']!r}") from None
     root = unhex(a.get("root"), 32, "anchor.root")
-    expected = "0x" + b"vrs-anchor-v1:".hex() + root.hex()
+    expected, bound = anchor_calldata(c, a, root)
     need(str(t.get("input") or t.get("data") or "").lower() == expected,
-         f"transaction {tx} does not carry \"vrs-anchor-v1:\" ‖ root {root.hex()}")
+         f"transaction {tx} does not carry {expected} ({bound})")
     sent_from = str(t.get("from") or "")
     need(sent_from.lower() == sender, f"transaction {tx} is sent from {sent_from}, not from the operator's anchor "
                                       f"account {sender} ({source}): anyone can put a root on chain")
@@ -282,4 +282,4 @@ def step_anchor_onchain(c: Ctx, rpc: Rpc) -> str:
          f"{node_chain}")
     confirmations = rpc.quantity("eth_blockNumber", []) + 1 - block
     return (f"transaction {tx} in block {block} ({confirmations} confirmations, from {sender}, {source}) "
-            f"carries \"vrs-anchor-v1:\" ‖ root {root.hex()[:16]}…")
+            f"carries the batch's calldata ({bound})")

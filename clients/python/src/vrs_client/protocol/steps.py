@@ -10,7 +10,7 @@ from .ed25519 import ed25519_verify_strict
 from .merkle import fold_path, leaf_hash, mth
 from .games import DICE_TYPES, SICBO_TYPES, bet_leaf_bytes, cents, f_field, fmt_cents, rng_value, roll_dice, settle_dice, settle_sicbo
 from .source import Source
-from .witnessed import check_proof
+from .witnessed import check_proof, expected_anchor_calldata
 
 
 class Ctx:
@@ -608,10 +608,21 @@ def step_anchor_inclusion(c: Ctx) -> str:
     need(a.get("leaf_index") == pos, f"leaf_index {a.get('leaf_index')} ≠ canonical position {pos}")
     root = fold_path(leaf_hash(leaf), pos, size, a.get("audit_path") or [])
     need(root.hex() == str(a.get("root")).lower(), "audit path does not give the anchor root")
-    cd = "0x7672732d616e63686f722d76313a" + root.hex()
+    _, bound = anchor_calldata(c, a, root)
+    return (f"leaf {pos} of {size} under anchor root {root.hex()[:16]}… (batch {a.get('batch')}, tx {a.get('tx')}); "
+            f"{bound}")
+
+
+def anchor_calldata(c: Ctx, a: dict, root: bytes) -> tuple[str, str]:
+    """P§16 "Binding": the calldata (`0x` hex) batch n's transaction must carry, and what binds it,
+    under the verifier's policy; `anchor.calldata` must be it."""
+    n = as_int(a.get("batch"), "anchor.batch")
+    floor = c.args.witness
+    cd, detail = expected_anchor_calldata(n, root, a.get("log"), floor.policy if floor is not None else None)
+    cd = "0x" + cd.hex()
     if a.get("calldata") is not None:
-        need(str(a["calldata"]).lower() == cd, "calldata ≠ 'vrs-anchor-v1:' ‖ root")
-    return f"leaf {pos} of {size} under anchor root {root.hex()[:16]}… (batch {a.get('batch')}, tx {a.get('tx')})"
+        need(str(a["calldata"]).lower() == cd, f"anchor.calldata is {a['calldata']}, but the batch's fields give {cd}")
+    return cd, detail
 
 
 # --- pool-served games (P§14) ----------------------------------------------------------------

@@ -127,6 +127,12 @@ class PoolBatchEntry:
     committed_ms: int
 
 
+@dataclass(frozen=True)
+class AnchorEntry:
+    batch: int
+    root: bytes  # anchor batch n's root (P§16)
+
+
 # Each kind's fields in order: an int of n bytes ("u<bits>"), n raw bytes ("b<n>"), or f(s) ("str").
 ENTRY_LAYOUTS = {
     "vrs/log/operator": (OperatorEntry, ["u64", "str", "b32", "u64", "b20"]),
@@ -135,6 +141,7 @@ ENTRY_LAYOUTS = {
     "vrs/log/void": (VoidEntry, ["u64", "u64"]),
     "vrs/log/output": (OutputEntry, ["u64", "b32"]),
     "vrs/log/pool-batch": (PoolBatchEntry, ["u64", "u64", "u64", "b32", "u64", "b32", "b32", "u64"]),
+    "vrs/log/anchor": (AnchorEntry, ["u64", "b32"]),
 }
 KIND_OF = {cls: tag.removeprefix("vrs/log/") for tag, (cls, _) in ENTRY_LAYOUTS.items()}
 
@@ -540,6 +547,86 @@ def operator_of(logged: list, policy: Policy) -> OperatorEntry:
     need(policy.satisfied_by(cosigned), f"the operator declaration is cosigned by [{', '.join(sorted(cosigned))}], "
                                         f"short of the quorum {policy.describe()}")
     return entry
+
+
+@dataclass(frozen=True)
+class AnchorBound:
+    entry: AnchorEntry
+    index: int
+    size: int  # the bound log's size: index + 1
+    root: bytes  # its root
+    cosigned_by: list  # the policy names of the witnesses that cosigned the entry ([] without a policy)
+
+
+def anchor_bound(log, policy: "Policy | None") -> AnchorBound:
+    """P§16 "Binding": `anchor.log` = {bound, cosigned}. `bound` is the batch's anchor entry as the
+    last leaf of the log of size index + 1 (its checkpoint signed by the policy's log key; without a
+    policy nothing is signature-checked), `cosigned` the same entry in checkpoints that a quorum of
+    the policy's witnesses cosigned, at any time."""
+    need(isinstance(log, dict), "anchor.log is not an object")
+    b = _logged(log.get("bound"))
+    cosigned = log.get("cosigned", [])
+    need(isinstance(cosigned, list), "anchor.log.cosigned is not a list")
+    try:
+        entry_bytes = bytes.fromhex(b["entry"])
+    except ValueError:
+        raise StepFail("the anchor entry is not hex") from None
+    entry = decode_entry(entry_bytes)
+    need(isinstance(entry, AnchorEntry), f"log entry {b['index']} is not an anchor entry")
+    if policy is not None:
+        try:
+            prove(b, policy)
+        except StepFail as e:
+            raise StepFail(f"the anchor entry: {e}") from None
+        note_text, _ = parse_note(b["checkpoint"])
+        _, size, root = parse_checkpoint_text(note_text)
+    else:
+        note_text, _ = parse_note(b["checkpoint"])
+        _, size, root = parse_checkpoint_text(note_text)
+        path = [b64decode_strict(h, "audit path hash").hex() for h in b["proof"]]
+        need(b["index"] < size, f"the anchor entry: entry {b['index']} is not in a tree of {size}")
+        try:
+            ok = fold_path(leaf_hash(entry_bytes), b["index"], size, path) == root
+        except StepFail:
+            ok = False
+        need(ok, f"the anchor entry: the inclusion proof of entry {b['index']} in {size}: invalid transparency proof")
+    need(size == b["index"] + 1, f"the anchor entry is entry {b['index']} of a log of {size}: the bound log ends "
+                                 f"with it (size {b['index'] + 1})")
+    names: list = []
+    # `quorum none` requires no cosignature: nothing to read in an empty `cosigned`.
+    if policy is not None and (policy.quorum is not None or cosigned):
+        c_entry, c_index, times = prove_all("anchor entry", cosigned, policy)
+        need(c_index == b["index"] and c_entry == entry,
+             f"the cosigned anchor entry (entry {c_index}) is not the bound one (entry {b['index']})")
+        got = {w.name for w in policy.witnesses if (w.key.name, w.key.key_id) in times}
+        need(policy.satisfied_by(got), f"anchor batch {entry.batch}'s entry is cosigned by [{', '.join(sorted(got))}], "
+                                       f"short of the quorum {policy.describe()}")
+        names = sorted(got)
+    return AnchorBound(entry, b["index"], size, root, names)
+
+
+def expected_anchor_calldata(batch: int, root: bytes, log, policy: "Policy | None") -> tuple[bytes, str]:
+    """P§16 "Binding": the calldata anchor batch `batch` with root `root` must carry, and what binds
+    it, in words. With `log` (the batch's `anchor.log`, checked by anchor_bound and naming this batch
+    and root): "vrs-anchor-v2:" ‖ u64(n) ‖ u64(log size) ‖ log root ‖ root; without it
+    "vrs-anchor-v1:" ‖ root, refused under a policy (it binds no batch number)."""
+    if log is None:
+        need(policy is None, f"anchor batch {batch} has no entry in the operator's log (version-1 calldata, which "
+                             "binds no batch number): under a witness policy one root per batch rests on the "
+                             "quorum's cosigning of that entry")
+        return (b"vrs-anchor-v1:" + root,
+                "version-1 calldata binds no batch number: that batch has one root is the operator's word")
+    try:
+        b = anchor_bound(log, policy)
+    except StepFail as e:
+        raise StepFail(f"anchor.log: {e}") from None
+    need(b.entry.batch == batch and b.entry.root == root,
+         f"anchor.log's entry is batch {b.entry.batch} with root {b.entry.root.hex()}, not batch {batch} with root "
+         f"{root.hex()}")
+    whose = (f"cosigned by [{', '.join(b.cosigned_by)}]" if policy is not None
+             else "unchecked against a witness policy: the log's word")
+    calldata = b"vrs-anchor-v2:" + b.entry.batch.to_bytes(8, "big") + b.size.to_bytes(8, "big") + b.root + root
+    return calldata, f"batch {batch} bound to the log of size {b.size} (its entry {b.index}, {whose})"
 
 
 @dataclass(frozen=True)
