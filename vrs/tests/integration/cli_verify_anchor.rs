@@ -60,6 +60,28 @@ fn audit(url: &str, to: u64, rpc: &str) -> Output {
         .expect("runs vrs audit")
 }
 
+/// Makes `anchor` (a proof's or an epoch record's) claim a batch of epoch `e`'s leaf alone
+/// (no pool or notary batch: both ranges empty at the given starts), with root `root` (hex,
+/// the leaf's hash), carried by `calldata` in transaction `tx`: a second root of the
+/// operator's choosing for that epoch, self-consistent in everything the proof shows.
+pub(crate) fn one_leaf_batch(
+    anchor: &mut Value,
+    tx: &str,
+    root: &str,
+    calldata: &str,
+    (e, pool_at, notary_at): (u64, &Value, &Value),
+) {
+    anchor["tx"] = json!(tx);
+    anchor["root"] = json!(root);
+    anchor["calldata"] = json!(calldata);
+    anchor["audit_path"] = json!([]);
+    anchor["leaf_index"] = json!(0);
+    anchor["tree_size"] = json!(1);
+    anchor["epochs"] = json!({"first": e, "last": e});
+    anchor["pool_batches"] = json!({"from": pool_at, "to": pool_at});
+    anchor["notary_batches"] = json!({"from": notary_at, "to": notary_at});
+}
+
 /// The line of `step` in a checklist.
 fn line<'a>(text: &'a str, step: &str) -> Option<&'a str> {
     text.lines()
@@ -206,16 +228,9 @@ fn anchored_games_check_on_chain_and_lies_about_anchors_fail() {
                 let p = &mut v["proof"];
                 p["anchorTx"] = json!(forged_tx);
                 p["legacyTx"] = json!(forged_tx);
-                let a = &mut p["anchor"];
-                a["tx"] = json!(forged_tx);
-                a["root"] = json!(forged_root);
-                a["calldata"] = json!(format!("0x{TAG_HEX}{forged_root}"));
-                a["audit_path"] = json!([]);
-                a["leaf_index"] = json!(0);
-                a["tree_size"] = json!(1);
-                a["epochs"] = json!({"first": e, "last": e});
-                a["pool_batches"] = json!({"from": pool_at, "to": pool_at});
-                a["notary_batches"] = json!({"from": notary_at, "to": notary_at});
+                let calldata = format!("0x{TAG_HEX}{forged_root}");
+                let at = (e, &pool_at, &notary_at);
+                one_leaf_batch(&mut p["anchor"], &forged_tx, &forged_root, &calldata, at);
             }),
         ),
     ];

@@ -41,6 +41,7 @@ mod timing;
 mod typescript_client;
 mod verify_cache;
 mod witness;
+mod witnessed_anchor;
 mod witnessed_attacks;
 mod witnessed_serve;
 mod x402;

@@ -9,7 +9,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use vrs_protocol::tlog::entry::{CommitmentEntry, OperatorEntry, OutputEntry, PlanEntry};
+use vrs_protocol::tlog::entry::{
+    AnchorEntry, CommitmentEntry, OperatorEntry, OutputEntry, PlanEntry,
+};
 use vrs_protocol::tlog::note::{parse_vkey, verify_checkpoint};
 use vrs_protocol::tlog::witnessed::{self, LoggedEntry, WitnessFloor};
 use vrs_protocol::tlog::{LogEntry, LogTree};
@@ -300,6 +302,34 @@ fn a_witness_answers_every_wrong_checkpoint_with_the_protocols_status_and_keeps_
     assert_eq!((v.size, v.cosignatures.len()), (7, 1));
     let missing = ureq::get(&format!("{}/{}/checkpoint", w.url, "00".repeat(32))).call();
     assert!(matches!(missing, Err(ureq::Error::Status(404, _))));
+
+    // 403: a second root for one anchor batch (section 16, "Binding"), and still after kill -9.
+    let anchor = |n: u64, root: u8| {
+        LogEntry::Anchor(AnchorEntry {
+            batch: n,
+            root: [root; 32],
+        })
+    };
+    log.append(&anchor(1, 0xa1));
+    assert_eq!(log.push(&w.url, 7).0, 200);
+    let mut second = log.prefix(8);
+    second.append(anchor(1, 0xb1).encode()).unwrap();
+    let try_tree = |w: &WitnessProc, tree: &LogTree, old: u64| -> (u16, String) {
+        let saved = log.swap(tree.clone());
+        let answer = log.push(&w.url, old);
+        log.swap(saved);
+        answer
+    };
+    let (status, why) = try_tree(&w, &second, 8);
+    assert_eq!(status, 403, "{why}");
+    assert!(why.contains("a second root for anchor batch 1"), "{why}");
+    w.kill9();
+    let w = WitnessProc::start(dir.path(), "w.test/1", &[log.witness_arg()], 2_000);
+    let (status, why) = try_tree(&w, &second, 8);
+    assert_eq!(status, 403, "{why}");
+    assert!(why.contains("a second root for anchor batch 1"), "{why}");
+    log.append(&anchor(2, 0xa2));
+    assert_eq!(log.push(&w.url, 8).0, 200);
 }
 
 /// Pushes the log to every witness and collects each entry's evidence: the checkpoint with

@@ -25,10 +25,10 @@ use vrs_protocol::tlog::note::LogSigner;
 use crate::server::Server;
 use crate::witness::{start_witnesses, WitnessProc};
 
-const SEED: [u8; 32] = [33; 32];
-const ORIGIN: &str = "vrs.test/attacked";
+pub(crate) const SEED: [u8; 32] = [33; 32];
+pub(crate) const ORIGIN: &str = "vrs.test/attacked";
 /// The witnesses' δ and the verifiers'.
-const DELTA_MS: &str = "1000";
+pub(crate) const DELTA_MS: &str = "1000";
 /// S for test512 epochs of about a second: small enough that an honest epoch's T outlasts
 /// the plan-to-commitment window (T is calibrated for about 0.95 s of this CPU).
 const MAX_RATE: &str = "1000";
@@ -76,9 +76,9 @@ impl DelayProxy {
     }
 }
 
-struct Operator {
-    server: Server,
-    policy: PathBuf,
+pub(crate) struct Operator {
+    pub(crate) server: Server,
+    pub(crate) policy: PathBuf,
     /// S of the server's own check and of every verifier.
     max_rate: String,
     /// The witnesses' vkeys and URLs, as pushed to (a fork pushes to the same).
@@ -90,17 +90,20 @@ struct Operator {
 
 /// What the test-only operator does to its own epochs (none: honest).
 #[derive(Default, Clone, Copy)]
-struct Attack {
+pub(crate) struct Attack {
     /// Every push reaches the witnesses this late (held back while it grinds).
-    withhold: Option<Duration>,
+    pub(crate) withhold: Option<Duration>,
     /// Its clock runs this many seconds behind real time (libfaketime).
-    clock_lag_s: Option<u32>,
+    pub(crate) clock_lag_s: Option<u32>,
     /// Every plan declares this squaring rate instead of the measured one (feature testkit).
-    declared_rate: Option<&'static str>,
+    pub(crate) declared_rate: Option<&'static str>,
     /// The log holds each epoch's output back this long once the server has it (testkit).
-    held_output_ms: Option<u64>,
+    pub(crate) held_output_ms: Option<u64>,
     /// S, for the server's check and every verifier (default [`MAX_RATE`]).
-    max_rate: Option<&'static str>,
+    pub(crate) max_rate: Option<&'static str>,
+    /// Anchors on the EVM node at this URL, from the test account (`evm::KEY`), a batch every
+    /// two epochs (not an attack: what the anchor attacks need).
+    pub(crate) anchor_rpc: Option<&'static str>,
 }
 
 /// The free port of a loopback URL for a server about to start.
@@ -148,29 +151,26 @@ fn serve(data: &Path, url: &str, witnesses: &[(String, String)], attack: Attack)
     for (vkey, to) in witnesses {
         flags.extend(["--witness".into(), format!("{vkey} {to}")]);
     }
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    match attack.clock_lag_s {
-        None => Server::start(data, &flags),
-        Some(lag) => {
-            let lib = libfaketime().display().to_string();
-            let offset = format!("-{lag}");
-            Server::start_env(
-                data,
-                &flags,
-                &[
-                    ("LD_PRELOAD", &lib),
-                    ("FAKETIME", &offset),
-                    // Only the wall clock lags: timers and rate measurements stay true.
-                    ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
-                ],
-            )
-        }
+    let mut env: Vec<(&str, String)> = Vec::new();
+    if let Some(rpc) = attack.anchor_rpc {
+        flags.extend(["--anchor-rpc-url".into(), rpc.into()]);
+        flags.extend(["--anchor-every".into(), "2".into()]);
+        env.push(("VRS_ANCHOR_PRIVATE_KEY", crate::evm::KEY.into()));
     }
+    if let Some(lag) = attack.clock_lag_s {
+        env.push(("LD_PRELOAD", libfaketime().display().to_string()));
+        env.push(("FAKETIME", format!("-{lag}")));
+        // Only the wall clock lags: timers and rate measurements stay true.
+        env.push(("FAKETIME_DONT_FAKE_MONOTONIC", "1".into()));
+    }
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    Server::start_env(data, &flags, &env)
 }
 
 /// `vrs serve` with three witnesses, each reached through a proxy delaying pushes by
 /// `attack.withhold` (none: direct); the policy file names the log and the three, quorum 2.
-fn operator(data: &Path, attack: Attack) -> Operator {
+pub(crate) fn operator(data: &Path, attack: Attack) -> Operator {
     let log_vkey = LogSigner::new(ORIGIN, ed25519_dalek::SigningKey::from_bytes(&SEED))
         .unwrap()
         .vkey();
@@ -265,7 +265,7 @@ fn wait_for_epoch(server: &Server, n: u64) {
     }
 }
 
-fn bet(server: &Server, seed: &str) -> (String, u64) {
+pub(crate) fn bet(server: &Server, seed: &str) -> (String, u64) {
     let (status, r) = server.post(
         "/api/v1/games/dice/bet",
         &json!({"bet_type": "over7", "amount": 1, "player_seed": seed}),
@@ -318,14 +318,14 @@ fn check_of<'a>(v: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no check {name}: {v}"))
 }
 
-fn step_of<'a>(report: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn step_of<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["steps"]
         .as_array()
         .and_then(|s| s.iter().find(|s| s["name"] == name))
         .unwrap_or_else(|| panic!("no step {name}: {report}"))
 }
 
-fn witness_flags(op: &Operator) -> Vec<String> {
+pub(crate) fn witness_flags(op: &Operator) -> Vec<String> {
     vec![
         "--witness-policy".into(),
         op.policy.display().to_string(),
@@ -375,7 +375,7 @@ fn vrs_audit(op: &Operator, from: u64, to: u64) -> (Option<i32>, String) {
 }
 
 /// A verifier's exit code and its JSON report (stdout).
-fn report_of(out: &std::process::Output, who: &str) -> (Option<i32>, Value) {
+pub(crate) fn report_of(out: &std::process::Output, who: &str) -> (Option<i32>, Value) {
     let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
         panic!(
             "{who} printed no JSON: {}{}",
@@ -386,7 +386,7 @@ fn report_of(out: &std::process::Output, who: &str) -> (Option<i32>, Value) {
     (out.status.code(), report)
 }
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
