@@ -20,8 +20,9 @@ pub struct TimingFacts {
 }
 
 /// What a verifier requires of an epoch's declarations beyond the protocol's least
-/// (`--min-margin`, `--min-rate` of `vrs verify` and `vrs audit`). Either one also fails every
-/// version-1 epoch, which declares neither.
+/// (`--min-margin`, `--min-rate`, `--allow-version-1` of `vrs verify` and `vrs audit`). A
+/// version-1 epoch, which declares neither margin nor rate, fails unless `allow_version_1`
+/// and neither floor is asked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Floor {
     /// The least margin A_e, in hundredths; 0: none asked (the protocol's least, 1, holds).
@@ -30,6 +31,9 @@ pub struct Floor {
     /// against R_e, so an operator that understates it buys time: A_e · R_e is the fastest
     /// squarer the window excludes.
     pub rate: u64,
+    /// Whether a version-1 epoch (no timing commitment: docs/PROTOCOL.md §10, "Version 1")
+    /// passes, saying so. Off by default: an operator could publish a whole chain as version 1.
+    pub allow_version_1: bool,
 }
 
 impl Floor {
@@ -64,10 +68,15 @@ pub struct PriorEpoch {
     pub resolved_at_ms: Option<i64>,
 }
 
+/// Why a verifier refuses a version-1 epoch by default.
+pub const VERSION_1_REFUSED: &str = "version 1: the epoch makes no timing commitment, so an \
+     operator could have closed it once it had evaluated its candidates; refused unless \
+     version 1 is allowed (--allow-version-1; docs/PROTOCOL.md §10, \"Version 1\")";
+
 /// The `timing` step (docs/PROTOCOL.md §10, "Timing"): the epoch's games were fixed before y of
 /// epoch e − 1 was stored, after e − 1's were, and its window keeps the bound of its declared
-/// margin and rate. Version-1 epochs carry no timing commitment and pass, saying so, unless
-/// they follow a version-2 epoch (a downgrade).
+/// margin and rate. Version-1 epochs carry no timing commitment: they fail, unless the floor
+/// allows them, and then pass, saying so, unless they follow a version-2 epoch (a downgrade).
 pub fn timing_step(f: &TimingFacts) -> Result<String, String> {
     let e = f.epoch;
     let Some(timing) = f.timing else {
@@ -76,6 +85,9 @@ pub fn timing_step(f: &TimingFacts) -> Result<String, String> {
                 "version 1: the epoch makes no timing commitment, and {} was required",
                 f.floor.describe()
             ));
+        }
+        if !f.floor.allow_version_1 {
+            return Err(VERSION_1_REFUSED.into());
         }
         if f.prior.is_some_and(|p| p.version >= 2) {
             return Err(format!(

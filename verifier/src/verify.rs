@@ -89,8 +89,7 @@ pub struct MarginArg {
     /// The least security margin an epoch may declare for its `timing` to pass (a number ≥ 1,
     /// two decimals at most): an epoch whose window was planned for a weaker adversary than
     /// this fails, whatever the server says, and so does a version-1 epoch, which declares
-    /// none (docs/PROTOCOL.md §10, "Timing"). Without it, version-1 epochs pass as version 1's
-    /// rules allow.
+    /// none (docs/PROTOCOL.md §10, "Timing"), even with --allow-version-1.
     #[arg(long, value_name = "A", value_parser = vrs_protocol::schedule::parse_margin)]
     pub min_margin: Option<u32>,
     /// The least squaring rate R an epoch may declare, in squarings per second in the proof's
@@ -102,6 +101,12 @@ pub struct MarginArg {
     /// version-1 epochs (docs/PROTOCOL.md §10, "Whose numbers").
     #[arg(long, value_name = "R", value_parser = vrs_protocol::schedule::parse_rate)]
     pub min_rate: Option<u64>,
+    /// Let version-1 epochs pass `timing`, as version 1's rules allow. They make no timing
+    /// commitment (an operator could have closed each once it had evaluated its candidates),
+    /// so by default they fail (docs/PROTOCOL.md §10, "Version 1"). Only for records written
+    /// before the timing rule; --min-margin and --min-rate still fail them.
+    #[arg(long)]
+    pub allow_version_1: bool,
 }
 
 impl MarginArg {
@@ -110,6 +115,7 @@ impl MarginArg {
         Floor {
             margin_centi: self.min_margin.unwrap_or(0),
             rate: self.min_rate.unwrap_or(0),
+            allow_version_1: self.allow_version_1,
         }
     }
 }

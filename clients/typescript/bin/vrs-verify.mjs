@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import { DEFAULT_GROUP, VerifyError, extractGameId, parseMinMargin, parseMinRate, verifyGame } from "../src/vrs-verify.mjs";
 import { parseDeltaMs, parseMaxRate, parsePolicy } from "../src/vrs-witnessed.mjs";
 
-const USAGE = `usage: vrs-verify [--group G] [--min-margin A] [--min-rate R]
+const USAGE = `usage: vrs-verify [--group G] [--min-margin A] [--min-rate R] [--allow-version-1]
                   [--witness-policy FILE [--max-rate S] [--delta-ms D]] [--json] <base_url> <game_id>
 
 Recomputes every check of a vrs game from the server's public API (docs/PROTOCOL.md §13),
@@ -34,6 +34,9 @@ ignoring the server's own verdict.
               the least squaring rate an epoch may declare, in squarings per second
               (2000000 or 2e6): an understated rate keeps epochs open longer than their
               squarings take. A version-1 epoch then fails too
+  --allow-version-1
+              let version-1 epochs pass the timing step as version 1's rules allow; by
+              default they fail: they make no timing commitment (docs/PROTOCOL.md §10)
   --witness-policy FILE
               a C2SP tlog-policy file naming your log key, witnesses and quorum: epoch
               games then get the witnessed step (docs/PROTOCOL.md §21). Without it the
@@ -60,6 +63,7 @@ function main(argv) {
         group: { type: "string", default: DEFAULT_GROUP },
         "min-margin": { type: "string" },
         "min-rate": { type: "string" },
+        "allow-version-1": { type: "boolean", default: false },
         "witness-policy": { type: "string" },
         "max-rate": { type: "string" },
         "delta-ms": { type: "string" },
@@ -103,7 +107,7 @@ function main(argv) {
     }
   }
   return witnessOptions(opts.values).then((w) =>
-    w === null ? 2 : run(base, extractGameId(given) ?? given, { group: opts.values.group, minMargin, minRate, ...w }, opts.values.json),
+    w === null ? 2 : run(base, extractGameId(given) ?? given, { group: opts.values.group, minMargin, minRate, allowVersion1: opts.values["allow-version-1"], ...w }, opts.values.json),
   );
 }
 

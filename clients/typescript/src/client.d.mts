@@ -159,6 +159,8 @@ export interface VerifyOptions extends WaitOptions {
   minMargin?: number | null | undefined;
   /** The least squaring rate an epoch may declare for `timing` to pass (see verifyGame). */
   minRate?: number | null | undefined;
+  /** Let a version-1 epoch pass `timing` (see verifyGame); by default it fails. */
+  allowVersion1?: boolean | undefined;
   /** A C2SP tlog-policy's text: epoch games then get the `witnessed` step (see verifyGame). */
   witnessPolicy?: string | null | undefined;
   /** S of the witnessed step, squarings per second (see verifyGame). */

@@ -405,7 +405,7 @@ export class VrsClient {
     return status === 200 ? body : null;
   }
 
-  async verify(gameId, { group, minMargin, minRate, witnessPolicy, maxRate, deltaMs, onStep, timeoutMs = DEFAULT_WAIT_MS, intervalMs = DEFAULT_INTERVAL_MS, signal } = {}) {
+  async verify(gameId, { group, minMargin, minRate, allowVersion1, witnessPolicy, maxRate, deltaMs, onStep, timeoutMs = DEFAULT_WAIT_MS, intervalMs = DEFAULT_INTERVAL_MS, signal } = {}) {
     checkId(gameId, "gameId");
     if (onStep !== undefined && onStep !== null && typeof onStep !== "function") throw new TypeError("onStep must be a function");
     optionalString(group, "group");
@@ -440,7 +440,7 @@ export class VrsClient {
       );
     };
     // The group stays the caller's choice: undefined lets the verifier require its default.
-    return verifyGame(this.baseUrl, gameId, onStep, { group, minMargin, minRate, witnessPolicy, maxRate, deltaMs, fetch: fetchFn, body });
+    return verifyGame(this.baseUrl, gameId, onStep, { group, minMargin, minRate, allowVersion1, witnessPolicy, maxRate, deltaMs, fetch: fetchFn, body });
   }
 
   /**

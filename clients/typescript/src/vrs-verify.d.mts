@@ -302,7 +302,13 @@ export interface TimingFacts {
   /** The least declared rate the verifier accepts, in squarings per second (parseMinRate); 0 or
    *  absent: any. */
   min_rate?: number | undefined;
+  /** Whether a version-1 epoch passes (as version 1's rules allow); absent or false: it fails
+   *  with VERSION_1_REFUSED. */
+  allow_version_1?: boolean | undefined;
 }
+
+/** Why a verifier refuses a version-1 epoch unless allowed (PROTOCOL.md §10, "Version 1"). */
+export declare const VERSION_1_REFUSED: string;
 
 /** The `timing` step (PROTOCOL.md §10, "Timing") on facts already gathered, exactly in
  *  integers: a version-2 epoch closed before y of epoch e − 1 was stored, and within the bound
@@ -949,6 +955,9 @@ export interface VerifyGameOptions {
   /** The least squaring rate an epoch may declare for `timing` to pass, in squarings per second
    *  (a whole number ≥ 1; a version-1 epoch, which declares none, then fails). Absent: any. */
   minRate?: number | null | undefined;
+  /** Let a version-1 epoch pass `timing` as version 1's rules allow; by default (false) it
+   *  fails: it makes no timing commitment (PROTOCOL.md §10, "Version 1"). */
+  allowVersion1?: boolean | undefined;
   /** The text of a C2SP tlog-policy (`log`, `witness`, `group`, `quorum` lines): the verifier's
    *  own log key, witnesses and quorum. With it, an epoch game gets the `witnessed` step of
    *  PROTOCOL.md §21; without it, the report's `notes` hold WITNESSED_NOTE. A policy that does

@@ -574,9 +574,15 @@ const TIMING_K = 100000n;
  * `facts`: {epoch: e, timing: null (version 1) or {previous, iterations, opened_at_ms,
  * closed_at_ms, margin_centi, squarings_per_second}, predecessor: null or {closed_at_ms,
  * iterations} of epoch p, prior: null (e = 1) or {version, closed_at_ms, resolved_at_ms} of epoch
- * e − 1}.
+ * e − 1}, and the verifier's min_margin_centi, min_rate and allow_version_1 (a version-1 epoch
+ * fails unless it is true).
  * Returns a detail string, or throws CheckFailed.
  */
+/** Why a verifier refuses a version-1 epoch unless allowed (PROTOCOL.md §10, "Version 1"), in
+ *  the Rust verifier's words. */
+export const VERSION_1_REFUSED =
+  'version 1: the epoch makes no timing commitment, so an operator could have closed it once it had evaluated its candidates; refused unless version 1 is allowed (--allow-version-1; docs/PROTOCOL.md §10, "Version 1")';
+
 export function checkTiming(facts) {
   const t = facts.timing;
   const priorRec = facts.prior ?? null;
@@ -587,6 +593,7 @@ export function checkTiming(facts) {
       .filter((x) => x !== null)
       .join(" and ");
     if (asked) fail(`version 1: the epoch makes no timing commitment, and ${asked} was required`);
+    if (!facts.allow_version_1) fail(VERSION_1_REFUSED);
     if (priorRec && priorRec.version >= 2) {
       fail(`a version-1 epoch after version-2 epoch ${facts.epoch - 1}: epochs never go back to the rules without a timing commitment`);
     }
@@ -1442,7 +1449,9 @@ const eqArr = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.l
  * the verifier, not the server, says how strong an adversary it wants excluded; a version-1
  * epoch, which declares none, then fails), `minRate` (the least squaring rate an epoch may
  * declare, in squarings per second: an understated rate keeps epochs open longer than their
- * squarings take; a version-1 epoch then fails too), `witnessPolicy` (the text of a C2SP
+ * squarings take; a version-1 epoch then fails too), `allowVersion1` (true lets a version-1
+ * epoch pass `timing` as version 1's rules allow; by default it fails: it makes no timing
+ * commitment), `witnessPolicy` (the text of a C2SP
  * tlog-policy naming the verifier's own log key, witnesses and quorum: epoch games then get the
  * `witnessed` step of PROTOCOL.md §21; without it the report's `notes` say the step was not
  * run), `maxRate` (S of that step, squarings per second: 9000000 for RSA groups and 1000000 for
@@ -1460,6 +1469,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options) {
   options = options ?? {};
   const minMarginCenti = parseMinMargin(options.minMargin);
   const minRate = parseMinRate(options.minRate);
+  const allowVersion1 = options.allowVersion1 === true;
   // The witnessed step's inputs are the verifier's own (PROTOCOL.md §21), read before anything
   // is fetched so that a bad policy is the caller's RangeError, not a failed step.
   const witness = await witnessInputs(options);
@@ -1936,7 +1946,9 @@ export async function verifyGame(baseUrl, gameId, onStep, options) {
           resolved_at_ms: typeof before.resolved_at_ms === "number" ? before.resolved_at_ms : null,
         };
       }
-      if (!c) return checkTiming({ epoch: ei, timing: null, prior, min_margin_centi: minMarginCenti, min_rate: minRate });
+      if (!c) {
+        return checkTiming({ epoch: ei, timing: null, prior, min_margin_centi: minMarginCenti, min_rate: minRate, allow_version_1: allowVersion1 });
+      }
       const r = timingCommitment(rec, ei, rec.iterations, `epoch ${ei}'s record`);
       const same = [
         ["previous_epoch", c.previous, r.previous],

@@ -454,7 +454,7 @@ async function classGroupGame(changes = {}) {
 
 const verifyClassGroupGame = async (changes) => {
   const { body, fetch } = await classGroupGame(changes);
-  return v.verifyGame("", CLASS_GROUP_EPOCH.bet.game_id, null, { body, fetch, group: "classgroup-1024" });
+  return v.verifyGame("", CLASS_GROUP_EPOCH.bet.game_id, null, { body, fetch, group: "classgroup-1024", allowVersion1: true });
 };
 
 test("a class-group epoch (1024 bits, T = 1000, proved by chiavdf) verifies end to end", async () => {
@@ -638,9 +638,14 @@ test("the timing rule at the exact millisecond, in integers (checkTiming)", () =
   bad({}, { predecessor: null }, /epoch 4 \(the predecessor\) is missing/);
   bad({}, { predecessor: { closed_at_ms: 9401, iterations: 1n } }, /epoch 4 closed at 9401 ms, after this epoch opened at 9400 ms/);
 
-  // Version 1: nothing committed, nothing to check, unless it follows a version-2 epoch.
-  assert.equal(v.checkTiming({ epoch: 7, timing: null }), "version 1: no timing commitment (an epoch from before the timing rule)");
-  assert.throws(() => v.checkTiming({ epoch: 7, timing: null, prior }), /a version-1 epoch after version-2 epoch 6/);
+  // Version 1: nothing committed, so refused unless allowed; allowed, nothing to check, unless it
+  // follows a version-2 epoch.
+  assert.throws(() => v.checkTiming({ epoch: 7, timing: null }), (e) => e.message === v.VERSION_1_REFUSED);
+  assert.equal(
+    v.checkTiming({ epoch: 7, timing: null, allow_version_1: true }),
+    "version 1: no timing commitment (an epoch from before the timing rule)",
+  );
+  assert.throws(() => v.checkTiming({ epoch: 7, timing: null, prior, allow_version_1: true }), /a version-1 epoch after version-2 epoch 6/);
 });
 
 // A test512 RSA epoch built here end to end (seed, x, y = x^(2^T), ℓ, π) so that verifyGame
@@ -782,7 +787,7 @@ async function rsaEpochGame(o = {}) {
     const rec = m ? records[Number(m[1])] : undefined;
     return { status: rec ? 200 : 404, text: async () => JSON.stringify(rec ?? { error: "not found" }) };
   };
-  const run = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512" });
+  const run = await v.verifyGame("", BET.game_id, null, { body, fetch, group: "test512", allowVersion1: o.allowVersion1 });
   const failed = Object.fromEntries(run.steps.filter((s) => !s.passed).map((s) => [s.name, s.detail]));
   const detail = (name) => run.steps.find((s) => s.name === name)?.detail;
   return { run, failed, detail, fetched, body, fetch };
@@ -965,7 +970,7 @@ test("epoch_record: another run of the epoch, an unresolved or incomplete record
   g = await rsaEpochGame({ record: { modulus: "TEST512" } });
   assert.equal(g.failed.epoch_record, "epoch 5's record differs from the proof in: modulus");
   // A version-1 proof without a timing object is held to the first nine pairs only.
-  g = await rsaEpochGame({ version: 1, noTiming: true, record: { deadline_ms: undefined, nonce: undefined } });
+  g = await rsaEpochGame({ version: 1, noTiming: true, allowVersion1: true, record: { deadline_ms: undefined, nonce: undefined } });
   assert.deepEqual(g.failed, {});
   assert.equal(g.detail("epoch_record"), "GET /api/v1/epochs/5 is resolved with the proof's 9 values");
 });
@@ -1003,9 +1008,11 @@ test("minRate: the verifier's least rate fails an epoch declaring less, and a ve
   }
 });
 
-test("a version-1 epoch verifies as before, its timing step saying so", async () => {
+test("a version-1 epoch fails timing by default, and verifies as before when allowed", async () => {
   for (const noTiming of [false, true]) {
-    const { run, failed, detail } = await rsaEpochGame({ version: 1, noTiming });
+    const refused = await rsaEpochGame({ version: 1, noTiming });
+    assert.deepEqual(refused.failed, { timing: v.VERSION_1_REFUSED }, `noTiming ${noTiming}`);
+    const { run, failed, detail } = await rsaEpochGame({ version: 1, noTiming, allowVersion1: true });
     assert.deepEqual(failed, {}, `noTiming ${noTiming}`);
     assert.equal(run.verified, true);
     assert.equal(detail("timing"), "version 1: no timing commitment (an epoch from before the timing rule)");
@@ -1013,7 +1020,7 @@ test("a version-1 epoch verifies as before, its timing step saying so", async ()
     assert.match(detail("epoch_input"), /^x = hash_to_group\(SHA-256\(tag ‖ 5 ‖ y_prev ‖ bets_root ‖ 300\)\)$/);
   }
   // Version 1 takes y of e − 1; a proof naming another predecessor is refused.
-  const { failed } = await rsaEpochGame({ version: 1, proofTiming: { previous_epoch: 3 } });
+  const { failed } = await rsaEpochGame({ version: 1, allowVersion1: true, proofTiming: { previous_epoch: 3 } });
   assert.match(failed.epoch_chain, /version-1 epoch 5 takes y of epoch 4/);
 });
 

@@ -59,7 +59,13 @@ pub fn timing_check(epoch: &EpochRecord, n: &Neighbours) -> Result<String, Strin
             closed_at_ms: p.closed_at_ms,
             resolved_at_ms: p.output.as_ref().map(|o| o.resolved_at_ms),
         }),
-        floor: Floor::default(),
+        // The service's own report judges its own store, which may hold version-1 epochs of
+        // an older binary: it shows them as version 1, saying what that did not guarantee.
+        // Independent verifiers refuse them unless told otherwise (docs/PROTOCOL.md §10).
+        floor: Floor {
+            allow_version_1: true,
+            ..Floor::default()
+        },
     })
 }
 
@@ -517,8 +523,8 @@ mod tests {
     }
 
     #[test]
-    fn version_1_passes_unless_it_follows_version_2_or_a_margin_is_required() {
-        let v1 = TimingFacts {
+    fn version_1_passes_only_when_allowed_and_not_after_version_2_or_under_a_floor() {
+        let refused = TimingFacts {
             timing: None,
             prior: Some(PriorEpoch {
                 version: 1,
@@ -526,9 +532,17 @@ mod tests {
             }),
             ..facts()
         };
+        fails(refused.clone(), "refused unless version 1 is allowed");
+        let v1 = TimingFacts {
+            floor: Floor {
+                allow_version_1: true,
+                ..Floor::default()
+            },
+            ..refused
+        };
         assert!(timing_step(&v1)
             .expect("version 1")
-            .starts_with("version 1"));
+            .starts_with("version 1: no timing commitment"));
         fails(
             TimingFacts {
                 prior: Some(PriorEpoch {
@@ -543,7 +557,7 @@ mod tests {
             TimingFacts {
                 floor: Floor {
                     margin_centi: 100,
-                    rate: 0,
+                    ..v1.floor
                 },
                 ..v1.clone()
             },
@@ -552,8 +566,8 @@ mod tests {
         fails(
             TimingFacts {
                 floor: Floor {
-                    margin_centi: 0,
                     rate: 2_000_000,
+                    ..v1.floor
                 },
                 ..v1
             },

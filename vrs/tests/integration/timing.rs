@@ -522,7 +522,8 @@ fn a_record_that_breaks_the_timing_rule_fails_timing_everywhere() {
 /// A data dir written before the timing rule upgrades in place: its resolved version-1 epoch
 /// keeps verifying by version 1's rules, its open version-1 epoch (with a bet in it) closes and
 /// resolves as version 1, and the epochs after it are version 2, the first taking y of that
-/// last version-1 epoch. Every game verifies, in the server, `vrs verify` and `vrs audit`.
+/// last version-1 epoch. Every game verifies in the server, and in `vrs verify` and `vrs audit`
+/// told `--allow-version-1`; without it they refuse the version-1 game.
 #[test]
 fn a_version_1_data_dir_upgrades_in_place() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -625,13 +626,31 @@ fn a_version_1_data_dir_upgrades_in_place() {
     let (_, first_v2) = server.get("/api/v1/epochs/3");
     assert_eq!(first_v2["version"], 2, "{first_v2}");
     assert_eq!(first_v2["previous_epoch"], 2, "{first_v2}");
+    let allow = ["--allow-version-1"];
     for id in [game.game_id.as_str(), id.as_str()] {
-        let (code, report) = vrs_verify(&server, id, "test512");
+        let (code, report) = vrs_verify_with(&server, id, "test512", &allow);
         assert_eq!(code, Some(0), "{report}");
     }
+    let (code, report) = vrs_verify(&server, id.as_str(), "test512");
+    assert_eq!(code, Some(0), "a version-2 game needs no flag: {report}");
+    // By default the version-1 game fails `timing`: it made no timing commitment.
+    let (code, report) = vrs_verify(&server, &game.game_id, "test512");
+    assert_eq!(code, Some(1), "{report}");
+    let timing = step(&report, "timing");
+    assert_eq!(timing["passed"], false, "{report}");
+    assert!(
+        timing["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("refused unless version 1 is allowed"),
+        "{timing}"
+    );
     let last = wait_resolved(&server, e);
-    let (code, out) = audit(&server, last, "test512");
+    let (code, out) = audit_with(&server, last, "test512", &allow);
     assert_eq!(code, Some(0), "{out}");
+    let (code, out) = audit(&server, last, "test512");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("FAIL epoch 2 timing"), "{out}");
     // A verifier that requires a margin refuses the version-1 game: it declared none.
     let out = Command::new(env!("CARGO_BIN_EXE_vrs"))
         .args([
@@ -642,7 +661,7 @@ fn a_version_1_data_dir_upgrades_in_place() {
             "--group",
             "test512",
         ])
-        .args(["--min-margin", "1", "--json"])
+        .args(["--min-margin", "1", "--allow-version-1", "--json"])
         .output()
         .expect("runs vrs verify");
     assert_eq!(out.status.code(), Some(1));

@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--min-rate", metavar="R", default=None,
                     help="fail `timing` for an epoch that declares fewer than R squarings per second "
                     "(2000000 or 2e6): an understated rate keeps epochs open longer than their squarings take")
+    ap.add_argument("--allow-version-1", action="store_true",
+                    help="let version-1 epochs pass `timing` as version 1's rules allow; by default they "
+                    "fail: they make no timing commitment (docs/PROTOCOL.md §10, \"Version 1\")")
     ap.add_argument("--wait", type=float, default=30.0, metavar="S",
                     help="seconds to wait for a pending game (default 30)")
     ap.add_argument("--acceptance", metavar="FILE",
@@ -98,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             witness_policy=args.witness_policy,
             max_rate=args.max_rate,
             delta_ms=args.delta_ms,
+            allow_version_1=args.allow_version_1,
         )
     except VerifyError as e:
         print(f"error: {e}", file=sys.stderr)

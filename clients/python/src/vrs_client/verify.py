@@ -115,12 +115,14 @@ def verify(
     witness_policy: str | None = None,
     max_rate: str | int | None = None,
     delta_ms: str | int = DELTA_MS,
+    allow_version_1: bool = False,
 ) -> Report:
     """Verifies one game. `game_id` may be left out when `acceptance` names the saved response
     of the bet (the game id is then the signed leaf's). `min_margin` fails `timing` below that
     security margin, `min_rate` below that declared squaring rate (squarings per second: an
     understated rate stretches the window, P§10 "Whose numbers"); either also fails version-1
-    epochs. `require_anchor` fails an anchor that is still pending. `witness_policy` (a file
+    epochs. Version-1 epochs fail `timing` unless `allow_version_1` (they make no timing
+    commitment, P§10 "Version 1"). `require_anchor` fails an anchor that is still pending. `witness_policy` (a file
     path) adds `witnessed` to epoch games, judged with `max_rate` S (squarings per second, the
     verifier's bound on the fastest squarer; default 9e6 for RSA groups, 1e6 for class groups)
     and `delta_ms` δ (the verifier's clock tolerance, default 2000). Raises
@@ -133,7 +135,8 @@ def verify(
     rate = None if min_rate is None else _rate(min_rate)
     witness = _witness_floor(witness_policy, max_rate, delta_ms, group)
     try:
-        report = _verify(game_id, server, group, margin, rate, wait, strict_members, acceptance, rpc, witness)
+        report = _verify(game_id, server, group, margin, rate, wait, strict_members, acceptance, rpc, witness,
+                         allow_version_1)
     except (UsageError, ValueError, http.client.HTTPException) as e:
         raise VerifyError(str(e)) from None
     if require_anchor:
@@ -176,10 +179,11 @@ def _witness_floor(path: str | None, max_rate, delta_ms, group: str) -> WitnessF
     return WitnessFloor(policy, default_max_rate(group) if s is None else s, int(delta_ms))
 
 
-def _verify(game_id, server, group, margin, rate, wait, strict_members, acceptance, rpc, witness) -> Report:
+def _verify(game_id, server, group, margin, rate, wait, strict_members, acceptance, rpc, witness,
+            allow_version_1=False) -> Report:
     grp = make_group(group)
     args = Namespace(min_margin=margin, min_rate=rate, wait=wait, strict_members=strict_members, verbose=False,
-                     witness=witness)
+                     witness=witness, allow_version_1=allow_version_1)
     src = Source(server)
     report = _verify_steps(game_id, src, grp, args, acceptance, rpc)
     return replace(report, notes=_notes(src, report.game_id, witness))

@@ -299,6 +299,12 @@ def step_vdf_proof(c: Ctx) -> str:
     return c.group.verify_vdf(p.get("x"), p.get("y"), p.get("pi"), p.get("l"), p.get("iterations"), seed=c.seed())
 
 
+# P§10 "Version 1": refused unless the verifier allows it (the Rust verifier's words).
+VERSION_1_REFUSED = ("version 1: the epoch makes no timing commitment, so an operator could have closed it once it "
+                     "had evaluated its candidates; refused unless version 1 is allowed (--allow-version-1; "
+                     "docs/PROTOCOL.md §10, \"Version 1\")")
+
+
 def step_timing(c: Ctx) -> str:
     """P§10 "Timing: the rule every verifier checks", rules 1-3, in integers; P§13: closed_p and T_p
     from GET /api/v1/epochs/{p}, resolved_at_ms of y_{e−1} from GET /api/v1/epochs/{e − 1}."""
@@ -312,6 +318,7 @@ def step_timing(c: Ctx) -> str:
         need(not (prev_rec and prev_rec.get("version") == 2), "version-1 epoch after a version-2 one (downgrade)")
         need(c.args.min_margin is None, "--min-margin asked for, but a version-1 epoch declares no margin")
         need(c.args.min_rate is None, "--min-rate asked for, but a version-1 epoch declares no rate")
+        need(getattr(c.args, "allow_version_1", False), VERSION_1_REFUSED)
         return "version 1: no timing commitment"
     need(version == 2, f"unknown timing version {version!r}")
     T_e = as_int(p.get("iterations"), "iterations")
