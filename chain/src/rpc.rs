@@ -2,7 +2,7 @@
 //! EIP-1559 transactions. Nothing here decides what to send; the service's anchorer does.
 
 use alloy::consensus::{Transaction as _, TxEnvelope};
-use alloy::eips::eip2718::Encodable2718;
+use alloy::eips::eip2718::{Decodable2718, Encodable2718};
 use alloy::network::{EthereumWallet, NetworkTransactionBuilder, TransactionBuilder};
 use alloy::primitives::{Address, Bytes, B256, U256};
 use alloy::providers::{DynProvider, Provider, ProviderBuilder};
@@ -80,8 +80,6 @@ impl std::fmt::Debug for Chain {
     }
 }
 
-/// Parses a private key given as 64 hex digits (with or without 0x). The error never repeats
-/// the input.
 /// A transaction that may have reached the network although sending it failed: its fate is
 /// decided by the chain, not by the error.
 #[derive(Debug)]
@@ -95,6 +93,15 @@ impl std::fmt::Display for MaybeSent {
 
 impl std::error::Error for MaybeSent {}
 
+/// The input (calldata) of a signed transaction as [`Signed::raw`] holds it; None when the
+/// bytes are not an EIP-2718 transaction.
+pub fn input_of(raw: &[u8]) -> Option<Vec<u8>> {
+    let envelope = TxEnvelope::decode_2718(&mut &raw[..]).ok()?;
+    Some(envelope.input().to_vec())
+}
+
+/// Parses a private key given as 64 hex digits (with or without 0x). The error never repeats
+/// the input.
 pub fn parse_key(text: &str) -> anyhow::Result<PrivateKeySigner> {
     let t = text.trim();
     let t = t.strip_prefix("0x").unwrap_or(t);
@@ -375,6 +382,23 @@ impl Chain {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_signed_transactions_input_reads_back() {
+        let key = parse_key(&"11".repeat(32)).unwrap();
+        let chain = Chain::new("http://127.0.0.1:9", key).unwrap();
+        let fees = Fees {
+            max_fee: 2,
+            priority_fee: 1,
+        };
+        let data = b"vrs-anchor-v2:0123456789";
+        let signed = chain
+            .sign(8453, Address::ZERO, data, 7, 30_000, fees)
+            .await
+            .unwrap();
+        assert_eq!(input_of(&signed.raw).as_deref(), Some(&data[..]));
+        assert_eq!(input_of(b"not a transaction"), None);
+    }
 
     const OLD: Fees = Fees {
         max_fee: 1_000,

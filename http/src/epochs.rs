@@ -154,7 +154,7 @@ impl LeafRange {
 async fn anchor_doc(state: &State, n: u64) -> Result<AnchorDoc, ApiError> {
     let enabled = state.anchor.status.snapshot().enabled;
     match inclusion(state.store.as_ref(), &state.anchor.paths, Subject::Epoch(n)).await {
-        Ok(Some(inc)) => inclusion_doc(&inc, &state.anchor, enabled)
+        Ok(Some(inc)) => inclusion_doc(state.store.as_ref(), &inc, &state.anchor, enabled)
             .await
             .map_err(ApiError::from),
         Ok(None) => Ok(pending_doc(enabled)),

@@ -17,6 +17,7 @@ pub mod proof;
 
 use alloy::primitives::Address;
 use anyhow::{anyhow, Context};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use vrs_chain::rpc::{Chain, Fees};
@@ -58,7 +59,13 @@ pub struct AnchorView {
     pub paths: Arc<batch::KeptPaths>,
     /// The operator's log, which binds each batch (version-2 calldata); None without one.
     pub log: Option<Arc<OperatorLog>>,
+    /// The calldata each confirmed batch's mined transaction carries, read from its recorded
+    /// bytes once (at most [`SENT_KEPT`] batches, the newest).
+    sent: Arc<Mutex<BTreeMap<u64, Calldata>>>,
 }
+
+/// Confirmed batches whose calldata [`AnchorView`] keeps.
+const SENT_KEPT: usize = 4096;
 
 impl Default for AnchorView {
     /// Anchoring off, Base mainnet named.
@@ -71,6 +78,7 @@ impl Default for AnchorView {
             status: Arc::new(AnchorStatus::new(false)),
             paths: Arc::default(),
             log: None,
+            sent: Arc::default(),
         }
     }
 }
@@ -85,6 +93,7 @@ impl AnchorView {
             status,
             paths: Arc::default(),
             log: None,
+            sent: Arc::default(),
         }
     }
 
@@ -93,13 +102,56 @@ impl AnchorView {
         Self { log, ..self }
     }
 
-    /// The calldata of batch `b`: version 2 when the log holds its entry.
-    pub async fn calldata(&self, b: &AnchorBatch) -> anyhow::Result<Calldata> {
+    /// The calldata of batch `b` as sent: the input of its mined transaction (before one is
+    /// mined, of the newest recorded); for a batch not sent yet, what the anchorer will send
+    /// (version 2 once the log holds its entry). So a proof shows what is on chain whatever the
+    /// log's configuration was then or is now.
+    pub async fn calldata(&self, store: &dyn Store, b: &AnchorBatch) -> anyhow::Result<Calldata> {
+        let confirmed = b.status == AnchorState::Confirmed;
+        if confirmed {
+            if let Some(c) = self.kept_sent(b.number) {
+                return Ok(c);
+            }
+        }
+        if b.status != AnchorState::Pending {
+            let txs = store.anchor_txs(b.number).await?;
+            let sent = txs
+                .iter()
+                .find(|t| Some(t.hash) == b.tx_hash)
+                .or(txs.last())
+                .and_then(|t| vrs_chain::rpc::input_of(&t.raw))
+                .and_then(|d| Calldata::parse(&d));
+            if let Some(c) = sent {
+                if confirmed {
+                    self.keep_sent(b.number, c);
+                }
+                return Ok(c);
+            }
+        }
         let log = match &self.log {
             Some(log) => log.anchor_binding(b.number).await?,
             None => None,
         };
         Ok(Calldata::of(b.number, log, b.root))
+    }
+
+    fn kept_sent(&self, batch: u64) -> Option<Calldata> {
+        let kept = self
+            .sent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.get(&batch).copied()
+    }
+
+    fn keep_sent(&self, batch: u64, c: Calldata) {
+        let mut kept = self
+            .sent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.insert(batch, c);
+        while kept.len() > SENT_KEPT {
+            kept.pop_first();
+        }
     }
 }
 

@@ -27,7 +27,11 @@ pub async fn attach(
             check(&mut v.checks, "anchor_inclusion", inclusion_check(&inc));
             let b = &inc.batch;
             let tx = b.tx_hash.filter(|_| b.status == AnchorState::Confirmed);
-            (b.status, tx, inclusion_doc(&inc, view, enabled).await?)
+            (
+                b.status,
+                tx,
+                inclusion_doc(store, &inc, view, enabled).await?,
+            )
         }
         // The database failing is not the data failing: 503, not a failed check.
         Err(e) if e.downcast_ref::<vrs_store::StoreError>().is_some() => return Err(e),
@@ -100,13 +104,14 @@ pub fn inclusion_check(inc: &Inclusion) -> Result<String, String> {
 /// 2, with the batch's entry in the operator's log, once the log holds it), and the
 /// transaction (null until the batch is confirmed). Fails only when the store does.
 pub async fn inclusion_doc(
+    store: &dyn Store,
     inc: &Inclusion,
     view: &AnchorView,
     enabled: bool,
 ) -> anyhow::Result<AnchorDoc> {
     let b = &inc.batch;
     let tx = b.tx_hash.filter(|_| b.status == AnchorState::Confirmed);
-    let calldata = view.calldata(b).await?;
+    let calldata = view.calldata(store, b).await?;
     let log = match &view.log {
         Some(log) => log.anchor_log(b.number).await?,
         None => None,

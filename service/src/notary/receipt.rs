@@ -210,7 +210,7 @@ pub async fn full_view(
                     status = ReceiptStatus::Anchored;
                 }
                 anchor_doc = Some(ReceiptAnchor::Batched(
-                    inclusion_doc(&inc, anchor, enabled).await?,
+                    inclusion_doc(store, &inc, anchor, enabled).await?,
                 ));
             }
             Ok(None) => {
