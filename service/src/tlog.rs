@@ -449,16 +449,22 @@ impl OperatorLog {
             out.push(LogEntry::PoolBatch(PoolBatchEntry::from(&batch)));
             b += 1;
         }
-        // The anchor batch built and not sent yet (at most one: a batch is built only once the
-        // one before it has a transaction). One sent before the log held its entry (the log
-        // off, or before it logged anchors) keeps its version-1 calldata and no entry.
-        for batch in self.store.open_anchor_batches().await? {
-            if batch.status == vrs_store::AnchorState::Pending && batch.number > tail.last_anchor {
-                out.push(LogEntry::Anchor(AnchorEntry {
-                    batch: batch.number,
-                    root: batch.root,
-                }));
-            }
+        // Every anchor batch, one per number from the first the store holds (or the one after
+        // the last logged): those sent before the log held their entry too (version-1
+        // calldata), so that the entries' ranges follow on from each other (witness rule 8).
+        let mut n = tail.last_anchor + 1;
+        while let Some(batch) = self.store.anchor_batch(n).await? {
+            out.push(LogEntry::Anchor(AnchorEntry {
+                batch: batch.number,
+                first_epoch: batch.first_epoch,
+                last_epoch: batch.last_epoch,
+                pool_from: batch.pool_from,
+                pool_to: batch.pool_to,
+                notary_from: batch.notary_from,
+                notary_to: batch.notary_to,
+                root: batch.root,
+            }));
+            n += 1;
         }
         self.append(out).await
     }

@@ -1219,11 +1219,22 @@ export const CALLDATA_PREFIX = "0x7672732d616e63686f722d76313a";
 export const CALLDATA_V2_PREFIX = "0x7672732d616e63686f722d76323a";
 
 /** Section 16 "Binding": the calldata batch n's transaction must carry, and what binds it, under
- *  the verifier's policy (vrs-witnessed.mjs's expectedAnchorCalldata). */
+ *  the verifier's policy (vrs-witnessed.mjs's expectedAnchorCalldata), for the batch the anchor
+ *  object claims. */
 async function anchorCalldata(anchor, root, witness) {
-  const n = count(anchor.batch, "anchor.batch");
+  const claim = {
+    batch: count(anchor.batch, "anchor.batch"),
+    first_epoch: count(anchor.epochs?.first, "anchor.epochs.first"),
+    last_epoch: count(anchor.epochs?.last, "anchor.epochs.last"),
+    pool_from: count(anchor.pool_batches?.from, "anchor.pool_batches.from"),
+    pool_to: count(anchor.pool_batches?.to, "anchor.pool_batches.to"),
+    notary_from: count(anchor.notary_batches?.from, "anchor.notary_batches.from"),
+    notary_to: count(anchor.notary_batches?.to, "anchor.notary_batches.to"),
+    root,
+  };
+  const shownV1 = String(anchor.calldata ?? "").toLowerCase().startsWith(CALLDATA_PREFIX);
   const module = witness ? witness.module : await import("./vrs-witnessed.mjs");
-  return module.expectedAnchorCalldata(n, root, anchor.log, witness ? witness.policy : null);
+  return module.expectedAnchorCalldata(claim, shownV1, anchor.log, witness ? witness.policy : null);
 }
 
 /** Where a kind-1 (epoch) or kind-2 (pool batch) leaf numbered `number` must sit in an anchor

@@ -100,8 +100,29 @@ export interface PoolBatchEntry {
 export interface AnchorEntry {
   kind: "anchor";
   batch: bigint;
+  first_epoch: bigint;
+  last_epoch: bigint;
+  pool_from: bigint;
+  pool_to: bigint;
+  notary_from: bigint;
+  notary_to: bigint;
   root: Uint8Array;
 }
+
+/** The anchor batch a proof's `anchor` claims (section 16): its number, ranges and root. */
+export interface AnchorClaim {
+  batch: number | bigint;
+  first_epoch: number | bigint;
+  last_epoch: number | bigint;
+  pool_from: number | bigint;
+  pool_to: number | bigint;
+  notary_from: number | bigint;
+  notary_to: number | bigint;
+  root: Uint8Array;
+}
+
+/** An anchor entry or claim in words, as the Rust verifier's details give it. */
+export declare function describeAnchor(e: AnchorEntry | AnchorClaim): string;
 /** One entry of the log (§21 "Entries"). */
 export type LogEntry =
   | OperatorEntry
@@ -240,12 +261,12 @@ export interface AnchorBound {
  *  inclusion) and, under a policy, its cosigning by the quorum; rejects with CheckFailed. */
 export declare function anchorBound(log: AnchorLog, policy: Policy | null): Promise<AnchorBound>;
 
-/** The calldata anchor batch `batch` with root `root` must carry (`0x` hex: version 2 with
- *  `log`, version 1 without, which a policy refuses) and what binds it, in the Rust verifier's
- *  words; rejects with CheckFailed. */
+/** The calldata the anchor batch `claim` must carry (`0x` hex: with `log`, whose entry must be
+ *  the claim, version 2, or version 1 when `shownV1`; without it version 1, which a policy
+ *  refuses) and what binds it, in the Rust verifier's words; rejects with CheckFailed. */
 export declare function expectedAnchorCalldata(
-  batch: number | bigint,
-  root: Uint8Array,
+  claim: AnchorClaim,
+  shownV1: boolean,
   log: AnchorLog | null | undefined,
   policy: Policy | null,
 ): Promise<{ calldata: string; detail: string }>;

@@ -165,8 +165,9 @@ export function decodeLogEntry(bytes) {
       Object.assign(e, { seed: take(32), root: take(32), committed_ms: u64() });
       break;
     case "anchor":
-      // Anchor batch n and its root (§16, "Binding").
-      e = { kind, batch: u64(), root: take(32) };
+      // Anchor batch n, what it covers and its root (§16, "Binding").
+      e = { kind, batch: u64(), first_epoch: u64(), last_epoch: u64(), pool_from: u64(), pool_to: u64() };
+      Object.assign(e, { notary_from: u64(), notary_to: u64(), root: take(32) });
       break;
     default:
       bad(`unknown tag ${quoted(tag)}`);
@@ -572,6 +573,9 @@ export async function anchorBound(log, policy) {
   if (log === null || typeof log !== "object") fail("anchor.log is not an object");
   const b = log.bound;
   if (b === null || typeof b !== "object") fail("anchor.log.bound is not an object");
+  // Absent reads as empty; anything else but a list (null included) is refused, as Rust and
+  // Python do.
+  if (log.cosigned !== undefined && !Array.isArray(log.cosigned)) fail("anchor.log.cosigned is not a list");
   let bytes;
   try {
     bytes = hexToBytes(b.entry, undefined, "the entry");
@@ -618,7 +622,7 @@ export async function anchorBound(log, policy) {
   // `quorum none` requires no cosignature: nothing to read in an empty `cosigned`.
   if (policy && (policy.quorum !== null || (log.cosigned ?? []).length > 0)) {
     const c = await proveAll("anchor entry", log.cosigned ?? [], policy);
-    if (c.index !== b.index || c.entry.kind !== "anchor" || c.entry.batch !== entry.batch || !bytesEqual(c.entry.root, entry.root)) {
+    if (c.index !== b.index || c.entry.kind !== "anchor" || !sameAnchor(c.entry, entry)) {
       fail(`the cosigned anchor entry (entry ${c.index}) is not the bound one (entry ${b.index})`);
     }
     cosignedBy = policy.witnesses
@@ -641,14 +645,27 @@ function u64be(v) {
   return out;
 }
 
+/** An anchor entry (or claim) in words, as the Rust verifier's details give it. */
+export function describeAnchor(e) {
+  return `batch ${e.batch} (epochs ${e.first_epoch}..=${e.last_epoch}, pool batches ${e.pool_from}..${e.pool_to}, notary batches ${e.notary_from}..${e.notary_to}, root ${bytesToHex(e.root)})`;
+}
+
+const sameAnchor = (a, b) =>
+  ["batch", "first_epoch", "last_epoch", "pool_from", "pool_to", "notary_from", "notary_to"].every((k) => BigInt(a[k]) === BigInt(b[k])) &&
+  bytesEqual(a.root, b.root);
+
 /**
- * §16 "Binding": the calldata (`0x` hex) anchor batch `batch` (a count) with root `root` (32
- * bytes) must carry, and what binds it, in words: {calldata, detail}. With `log` (the batch's
- * `anchor.log`, checked by anchorBound and naming this batch and root): "vrs-anchor-v2:" ‖ u64(n)
- * ‖ u64(log size) ‖ log root ‖ root; without it (null or undefined) "vrs-anchor-v1:" ‖ root,
- * refused under a policy (it binds no batch number). Throws CheckFailed.
+ * §16 "Binding": the calldata (`0x` hex) the anchor batch a proof claims must carry, and what
+ * binds it, in words: {calldata, detail}. `claim` = {batch, first_epoch, last_epoch, pool_from,
+ * pool_to, notary_from, notary_to (counts), root (32 bytes)}. With `log` (the batch's
+ * `anchor.log`, checked by anchorBound), its entry must be the claim, and the calldata is
+ * "vrs-anchor-v2:" ‖ u64(n) ‖ u64(log size) ‖ log root ‖ root, or "vrs-anchor-v1:" ‖ root when
+ * the calldata shown is version 1 (`shownV1`: sent before the log held the entry). Without it
+ * (null or undefined), version 1, refused under a policy (it binds no batch number). Throws
+ * CheckFailed.
  */
-export async function expectedAnchorCalldata(batch, root, log, policy) {
+export async function expectedAnchorCalldata(claim, shownV1, log, policy) {
+  const { batch, root } = claim;
   if (log === undefined || log === null) {
     if (policy) {
       fail(
@@ -667,16 +684,15 @@ export async function expectedAnchorCalldata(batch, root, log, policy) {
     if (e instanceof CheckFailed) fail(`anchor.log: ${e.message}`);
     throw e;
   }
-  if (b.entry.batch !== BigInt(batch) || !bytesEqual(b.entry.root, root)) {
-    fail(
-      `anchor.log's entry is batch ${b.entry.batch} with root ${bytesToHex(b.entry.root)}, not batch ${batch} with root ${bytesToHex(root)}`,
-    );
+  if (!sameAnchor(b.entry, claim)) {
+    fail(`anchor.log's entry is ${describeAnchor(b.entry)}, not the ${describeAnchor(claim)} the proof claims`);
   }
   const whose = policy ? `cosigned by [${b.cosignedBy.join(", ")}]` : "unchecked against a witness policy: the log's word";
-  return {
-    calldata: CALLDATA_V2_PREFIX + bytesToHex(concat(u64be(batch), u64be(b.size), b.root, root)),
-    detail: `batch ${batch} bound to the log of size ${b.size} (its entry ${b.index}, ${whose})`,
-  };
+  const detail = `batch ${batch} bound to the log of size ${b.size} (its entry ${b.index}, ${whose})`;
+  if (shownV1) {
+    return { calldata: CALLDATA_PREFIX + bytesToHex(root), detail: `${detail}; version-1 calldata, sent before the log held the entry` };
+  }
+  return { calldata: CALLDATA_V2_PREFIX + bytesToHex(concat(u64be(batch), u64be(b.size), b.root, root)), detail };
 }
 
 /** T / S in seconds to three decimals, from integers (rounded half up). */

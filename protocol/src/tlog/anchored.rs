@@ -1,8 +1,9 @@
 //! An anchor batch in the operator's log (docs/PROTOCOL.md §16, "Binding"): batch n's entry
-//! `vrs/log/anchor` = u64(n) ‖ root, appended before the batch goes on chain. The version-2
-//! calldata carries n and the log's size and root once that entry was appended (the tree of
-//! size index + 1), and witnesses cosign one entry per batch number (rule 7), so a second root
-//! for n, even from the operator's own account, cannot gather a quorum.
+//! `vrs/log/anchor` (n, the records it covers, its root), appended before the batch goes on
+//! chain. The version-2 calldata carries n and the log's size and root once that entry was
+//! appended (the tree of size index + 1), and witnesses cosign one entry per batch number, each
+//! starting where the one before ended (rule 8), so a second root for n, or a second batch over
+//! the same records, even from the operator's own account, cannot gather a quorum.
 
 use std::collections::BTreeSet;
 
@@ -106,16 +107,34 @@ pub fn bound(log: &AnchorLog, policy: Option<&Policy>) -> Result<Bound, String> 
     })
 }
 
-/// The calldata anchor batch `batch` with root `root` must carry, and what binds it, in
-/// words: version 2 when `log` (the batch's `anchor.log`) is given, checked by [`bound`] and
-/// naming this batch and root; version 1 without it, refused under a policy (it binds no
-/// batch number, so one root per batch would rest on the operator's word alone).
+/// An anchor entry in words, for a verifier's detail.
+pub fn describe(e: &AnchorEntry) -> String {
+    format!(
+        "batch {} (epochs {}..={}, pool batches {}..{}, notary batches {}..{}, root {})",
+        e.batch,
+        e.first_epoch,
+        e.last_epoch,
+        e.pool_from,
+        e.pool_to,
+        e.notary_from,
+        e.notary_to,
+        hex::encode(e.root)
+    )
+}
+
+/// The calldata the anchor batch a proof claims (`claim`: its number, ranges and root) must
+/// carry, and what binds it, in words. With `log` (the batch's `anchor.log`, checked by
+/// [`bound`]), its entry must be the claim; the calldata is version 2 (n, the bound log's size
+/// and root, the root), or version 1 when the calldata shown is version 1 (a batch sent before
+/// the log held its entry: the log alone binds n). Without `log` it is version 1, refused under
+/// a policy: it binds no batch number, so one root per batch would rest on the operator's word.
 pub fn expected_calldata(
-    batch: u64,
-    root: [u8; 32],
+    claim: &AnchorEntry,
+    shown: Option<&Calldata>,
     log: Option<&AnchorLog>,
     policy: Option<&Policy>,
 ) -> Result<(Calldata, String), String> {
+    let (batch, root) = (claim.batch, claim.root);
     let Some(log) = log else {
         if policy.is_some() {
             return Err(format!(
@@ -132,12 +151,11 @@ pub fn expected_calldata(
         ));
     };
     let b = bound(log, policy).map_err(|e| format!("anchor.log: {e}"))?;
-    if b.entry.batch != batch || b.entry.root != root {
+    if b.entry != *claim {
         return Err(format!(
-            "anchor.log's entry is batch {} with root {}, not batch {batch} with root {}",
-            b.entry.batch,
-            hex::encode(b.entry.root),
-            hex::encode(root)
+            "anchor.log's entry is {}, not the {} the proof claims",
+            describe(&b.entry),
+            describe(claim)
         ));
     }
     let whose = if policy.is_some() {
@@ -145,15 +163,22 @@ pub fn expected_calldata(
     } else {
         "unchecked against a witness policy: the log's word".to_owned()
     };
-    Ok((
-        Calldata::V2 {
-            batch,
-            log: b.log,
-            root,
-        },
-        format!(
-            "batch {batch} bound to the log of size {} (its entry {}, {whose})",
-            b.log.size, log.bound.index
+    let detail = format!(
+        "batch {batch} bound to the log of size {} (its entry {}, {whose})",
+        b.log.size, log.bound.index
+    );
+    Ok(match shown {
+        Some(Calldata::V1 { .. }) => (
+            Calldata::V1 { root },
+            format!("{detail}; version-1 calldata, sent before the log held the entry"),
         ),
-    ))
+        _ => (
+            Calldata::V2 {
+                batch,
+                log: b.log,
+                root,
+            },
+            detail,
+        ),
+    })
 }

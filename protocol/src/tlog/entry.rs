@@ -13,7 +13,8 @@
 //! output     = u64(e) ‖ SHA-256(y_e)[32]
 //! pool-batch = u64(b) ‖ u64(first_index) ‖ u64(size) ‖ prev_root[32] ‖ u64(anchor_epoch)
 //!              ‖ seed[32] ‖ root[32] ‖ u64(committed_ms)
-//! anchor     = u64(n) ‖ root[32]                     (anchor batch n, §16)
+//! anchor     = u64(n) ‖ u64(first_epoch) ‖ u64(last_epoch) ‖ u64(pool_from) ‖ u64(pool_to)
+//!              ‖ u64(notary_from) ‖ u64(notary_to) ‖ root[32]   (anchor batch n, §16)
 //! f(s)       = u16(len(UTF-8(s))) ‖ UTF-8(s)
 //! ```
 //!
@@ -123,11 +124,20 @@ impl From<&crate::record::PoolBatch> for PoolBatchEntry {
     }
 }
 
-/// Anchor batch n and its root (§16, "Binding"): logged before the batch goes on chain, so
-/// that witnesses, who cosign one per batch number, make a second root for n show.
+/// Anchor batch n, what it covers and its root (§16, "Binding"): logged before the batch goes
+/// on chain, so that witnesses, who cosign one per batch number, each starting where the one
+/// before ended, make a second root for n, or a second batch over the same records, show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AnchorEntry {
     pub batch: u64,
+    /// Its epochs, first..=last.
+    pub first_epoch: u64,
+    pub last_epoch: u64,
+    /// Its pool and notary batches, from..to (to exclusive).
+    pub pool_from: u64,
+    pub pool_to: u64,
+    pub notary_from: u64,
+    pub notary_to: u64,
     pub root: [u8; 32],
 }
 
@@ -261,7 +271,17 @@ impl LogEntry {
                 u64b(w, b.committed_ms);
             }
             Self::Anchor(a) => {
-                u64b(w, a.batch);
+                for v in [
+                    a.batch,
+                    a.first_epoch,
+                    a.last_epoch,
+                    a.pool_from,
+                    a.pool_to,
+                    a.notary_from,
+                    a.notary_to,
+                ] {
+                    u64b(w, v);
+                }
                 w.extend_from_slice(&a.root);
             }
         }
@@ -329,6 +349,12 @@ impl LogEntry {
             }),
             TAG_ANCHOR => Self::Anchor(AnchorEntry {
                 batch: r.u64()?,
+                first_epoch: r.u64()?,
+                last_epoch: r.u64()?,
+                pool_from: r.u64()?,
+                pool_to: r.u64()?,
+                notary_from: r.u64()?,
+                notary_to: r.u64()?,
                 root: r.array()?,
             }),
             other => return Err(DecodeError(format!("unknown tag {other:?}"))),
@@ -440,6 +466,12 @@ mod tests {
             }),
             LogEntry::Anchor(AnchorEntry {
                 batch: 2,
+                first_epoch: 13,
+                last_epoch: 24,
+                pool_from: 3,
+                pool_to: 5,
+                notary_from: 1,
+                notary_to: 1,
                 root: [5; 32],
             }),
         ]
@@ -487,13 +519,23 @@ mod tests {
     fn an_anchor_entry_has_its_documented_bytes() {
         let a = LogEntry::Anchor(AnchorEntry {
             batch: 2,
+            first_epoch: 13,
+            last_epoch: 24,
+            pool_from: 3,
+            pool_to: 5,
+            notary_from: 1,
+            notary_to: 1,
             root: [5; 32],
         });
         let bytes = a.encode();
-        assert_eq!(bytes.len(), 1 + 14 + 8 + 32);
+        assert_eq!(bytes.len(), 1 + 14 + 7 * 8 + 32);
         assert_eq!(&bytes[..15], b"\x0evrs/log/anchor");
-        assert_eq!(&bytes[15..23], &2u64.to_be_bytes());
-        assert_eq!(&bytes[23..], &[5; 32]);
+        let u64s: Vec<u64> = bytes[15..71]
+            .chunks(8)
+            .map(|c| u64::from_be_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(u64s, [2, 13, 24, 3, 5, 1, 1]);
+        assert_eq!(&bytes[71..], &[5; 32]);
         assert_eq!((a.stamped_ms(), a.epoch()), (None, None));
     }
 }

@@ -5,7 +5,8 @@
 //!   voided; a commitment only after its epoch's plan, matching it, closed within its
 //!   deadline, and never a second one for an epoch; outputs one per epoch, in epoch order, of
 //!   epochs planned; pool batches in order, each linking to the root before it; anchor
-//!   batches in increasing order (so a batch has one root in every tree it cosigns);
+//!   batches one per number, in order, each starting where the one before ended (so a batch,
+//!   and each record, has one root in every tree it cosigns);
 //! - a plan's or a commitment's stamped time (opened, closed) lies within δ of the witness's
 //!   clock when it first sees the entry, unless the same submission also voids that epoch (how
 //!   an honest log recovers from an outage: it cannot take an entry back, but it can say that
@@ -42,6 +43,10 @@ pub struct AppState {
     /// The last anchor batch logged (0: none seen).
     #[serde(default)]
     pub last_anchor: u64,
+    /// Where the next anchor batch starts: the epoch after the last one's, and its pool and
+    /// notary batches' ends.
+    #[serde(default)]
+    pub anchor_ends: Option<[u64; 3]>,
 }
 
 /// What the witness has seen of one epoch.
@@ -281,13 +286,47 @@ pub fn apply(
                 if n == 0 {
                     return Err(refuse("anchor batch 0: batches count from 1".to_owned()));
                 }
-                if n <= s.last_anchor {
+                if a.first_epoch > a.last_epoch
+                    || a.pool_from > a.pool_to
+                    || a.notary_from > a.notary_to
+                {
                     return Err(refuse(format!(
-                        "a second root for anchor batch {n}, or one out of order (the last was {}): \
-                         a witness cosigns one per batch, in increasing order",
-                        s.last_anchor
+                        "anchor batch {n} covers epochs {}..={}, pool batches {}..{} and notary \
+                         batches {}..{}: a range ends before it starts",
+                        a.first_epoch,
+                        a.last_epoch,
+                        a.pool_from,
+                        a.pool_to,
+                        a.notary_from,
+                        a.notary_to
                     )));
                 }
+                if s.last_anchor != 0 {
+                    if n <= s.last_anchor {
+                        return Err(refuse(format!(
+                            "a second root for anchor batch {n} (the last was {}): a witness \
+                             cosigns one per batch",
+                            s.last_anchor
+                        )));
+                    }
+                    if n != s.last_anchor + 1 {
+                        return Err(refuse(format!(
+                            "anchor batch {n} after {}: batches come one per number, in order",
+                            s.last_anchor
+                        )));
+                    }
+                    let start = [a.first_epoch, a.pool_from, a.notary_from];
+                    if s.anchor_ends != Some(start) {
+                        let [e, p, q] = s.anchor_ends.unwrap_or_default();
+                        return Err(refuse(format!(
+                            "anchor batch {n} starts at epoch {}, pool batch {} and notary batch \
+                             {}, not where batch {} ended (epoch {e}, pool batch {p}, notary \
+                             batch {q}): no record is in two batches",
+                            a.first_epoch, a.pool_from, a.notary_from, s.last_anchor
+                        )));
+                    }
+                }
+                s.anchor_ends = Some([a.last_epoch + 1, a.pool_to, a.notary_to]);
                 s.last_anchor = n;
             }
         }
@@ -512,25 +551,48 @@ mod tests {
 
     #[test]
     fn an_anchor_batch_has_one_root() {
+        // Batch n over epochs 10n..=10n + 9, pool batch n, no notary batch.
         let a = |n: u64, root: u8| {
             LogEntry::Anchor(AnchorEntry {
                 batch: n,
+                first_epoch: 10 * n,
+                last_epoch: 10 * n + 9,
+                pool_from: n,
+                pool_to: n + 1,
+                notary_from: 1,
+                notary_to: 1,
                 root: [root; 32],
             })
         };
-        // A log may begin anchoring at any batch (its earlier ones predate the log), and skip
-        // a batch that went on chain while it did not log anchors.
+        // A log may begin anchoring at any batch (its earlier ones predate the log).
         let s = apply(&AppState::default(), 0, &[a(4, 1)], at(T0)).unwrap();
         assert_eq!(s.last_anchor, 4);
         apply(&s, 1, &[a(5, 2)], at(T0)).unwrap();
-        apply(&s, 1, &[a(7, 2)], at(T0)).unwrap();
         let second = apply(&s, 1, &[a(4, 9)], at(T0)).unwrap_err();
         assert!(
             second.reason.contains("a second root for anchor batch 4"),
             "{second}"
         );
+        assert!(apply(&s, 1, &[a(6, 2)], at(T0)).is_err());
         assert!(apply(&s, 1, &[a(3, 2)], at(T0)).is_err());
         assert!(apply(&AppState::default(), 0, &[a(0, 1)], at(T0)).is_err());
         assert!(apply(&s, 1, &[a(5, 2), a(5, 3)], at(T0)).is_err());
+        // A next batch over records batch 4 already holds: another root for pool batch 4.
+        let LogEntry::Anchor(mut again) = a(5, 2) else {
+            unreachable!()
+        };
+        again.pool_from = 4;
+        let overlap = apply(&s, 1, &[LogEntry::Anchor(again)], at(T0)).unwrap_err();
+        assert!(
+            overlap.reason.contains("no record is in two batches"),
+            "{overlap}"
+        );
+        again.pool_from = 6;
+        assert!(apply(&s, 1, &[LogEntry::Anchor(again)], at(T0)).is_err());
+        let LogEntry::Anchor(mut backwards) = a(5, 2) else {
+            unreachable!()
+        };
+        backwards.last_epoch = 49;
+        assert!(apply(&s, 1, &[LogEntry::Anchor(backwards)], at(T0)).is_err());
     }
 }

@@ -913,12 +913,21 @@ mod tests {
     fn the_shared_anchor_vector_holds() {
         use super::super::anchored::{expected_calldata, AnchorLog};
         use super::super::entry::AnchorEntry;
+        use vrs_engine::anchor::Calldata;
         let t = T0 / 1000;
         let mut w = world(2);
         w.add(&plan(), t, &[]);
-        let root = [0xab; 32];
-        let entry = LogEntry::Anchor(AnchorEntry { batch: 3, root });
-        let bound = w.add(&entry, t, &[]);
+        let claim = AnchorEntry {
+            batch: 3,
+            first_epoch: 25,
+            last_epoch: 36,
+            pool_from: 4,
+            pool_to: 6,
+            notary_from: 1,
+            notary_to: 2,
+            root: [0xab; 32],
+        };
+        let bound = w.add(&LogEntry::Anchor(claim), t, &[]);
         w.add(&commitment(T0 + 3_000), t + 3, &[]);
         let both = w.logged_at(bound.index, t + 3, &[0, 2]);
         let one = w.logged_at(bound.index, t + 3, &[1]);
@@ -928,16 +937,13 @@ mod tests {
         };
         // A second root for batch 3 in a history of the operator's own (same key), which the
         // witnesses never cosigned.
+        let second = AnchorEntry {
+            root: [0xcd; 32],
+            ..claim
+        };
         let mut fork = world(2);
         fork.add(&plan(), t, &[]);
-        let forged = fork.add(
-            &LogEntry::Anchor(AnchorEntry {
-                batch: 3,
-                root: [0xcd; 32],
-            }),
-            t,
-            &[],
-        );
+        let forged = fork.add(&LogEntry::Anchor(second), t, &[]);
         let other_entry = w.add(&output(1), t + 4, &[]);
         let mut other_key = bound.clone();
         other_key.checkpoint = {
@@ -947,114 +953,125 @@ mod tests {
             String::from_utf8(note).unwrap()
         };
         let not_last = w.logged_at(bound.index, t + 4, &[]);
-        // (name, batch, root, anchor.log, with the policy)
-        type Case<'a> = (&'a str, u64, [u8; 32], Option<AnchorLog>, bool);
+        let with = |bound: &LoggedEntry, cosigned: &[&LoggedEntry]| {
+            Some(AnchorLog {
+                bound: bound.clone(),
+                cosigned: cosigned.iter().map(|c| (*c).clone()).collect(),
+            })
+        };
+        // (name, the anchor the proof claims, the calldata version it shows, anchor.log, with
+        // the policy)
+        type Case<'a> = (&'a str, AnchorEntry, u8, Option<AnchorLog>, bool);
         let cases: Vec<Case> = vec![
             (
                 "bound, and cosigned by a quorum",
-                3,
-                root,
+                claim,
+                2,
                 Some(honest.clone()),
                 true,
             ),
             (
                 "the same, without a policy",
-                3,
-                root,
+                claim,
+                2,
                 Some(honest.clone()),
                 false,
             ),
             (
+                "version-1 calldata of a batch the log bound later, cosigned",
+                claim,
+                1,
+                Some(honest.clone()),
+                true,
+            ),
+            (
                 "cosigned by one witness, short of the quorum",
-                3,
-                root,
-                Some(AnchorLog {
-                    bound: bound.clone(),
-                    cosigned: vec![one],
-                }),
+                claim,
+                2,
+                with(&bound, &[&one]),
                 true,
             ),
             (
                 "another batch's number",
-                4,
-                root,
+                AnchorEntry { batch: 4, ..claim },
+                2,
+                Some(honest.clone()),
+                true,
+            ),
+            (
+                "the same root claimed over other pool batches",
+                AnchorEntry {
+                    pool_from: 5,
+                    ..claim
+                },
+                2,
                 Some(honest.clone()),
                 true,
             ),
             (
                 "a second root for the batch, from a history no witness cosigned",
-                3,
-                [0xcd; 32],
-                Some(AnchorLog {
-                    bound: forged.clone(),
-                    cosigned: vec![],
-                }),
+                second,
+                2,
+                with(&forged, &[]),
                 true,
             ),
             (
                 "the same second root, without a policy",
-                3,
-                [0xcd; 32],
-                Some(AnchorLog {
-                    bound: forged,
-                    cosigned: vec![],
-                }),
+                second,
+                2,
+                with(&forged, &[]),
                 false,
             ),
             (
                 "a bound log that does not end with the entry",
-                3,
-                root,
-                Some(AnchorLog {
-                    bound: not_last,
-                    cosigned: vec![both.clone()],
-                }),
+                claim,
+                2,
+                with(&not_last, &[&both]),
                 true,
             ),
             (
                 "not an anchor entry",
-                3,
-                root,
-                Some(AnchorLog {
-                    bound: other_entry,
-                    cosigned: vec![both.clone()],
-                }),
+                claim,
+                2,
+                with(&other_entry, &[&both]),
                 false,
             ),
             (
                 "the bound checkpoint signed by another key",
-                3,
-                root,
-                Some(AnchorLog {
-                    bound: other_key,
-                    cosigned: vec![both],
-                }),
+                claim,
+                2,
+                with(&other_key, &[&both]),
                 true,
             ),
             (
                 "version 1 (no anchor.log), under a policy",
-                3,
-                root,
+                claim,
+                1,
                 None,
                 true,
             ),
             (
                 "version 1 (no anchor.log), without a policy",
-                3,
-                root,
+                claim,
+                1,
                 None,
                 false,
             ),
         ];
         let cases: Vec<serde_json::Value> = cases
             .into_iter()
-            .map(|(name, batch, root, log, with_policy)| {
+            .map(|(name, c, version, log, with_policy)| {
                 let policy = with_policy.then_some(&w.policy);
-                let verdict = expected_calldata(batch, root, log.as_ref(), policy);
+                let shown = (version == 1).then_some(Calldata::V1 { root: c.root });
+                let verdict = expected_calldata(&c, shown.as_ref(), log.as_ref(), policy);
                 serde_json::json!({
                     "name": name,
-                    "batch": batch,
-                    "root": hex::encode(root),
+                    "batch": c.batch,
+                    "epochs": {"first": c.first_epoch, "last": c.last_epoch},
+                    "pool_batches": {"from": c.pool_from, "to": c.pool_to},
+                    "notary_batches": {"from": c.notary_from, "to": c.notary_to},
+                    "root": hex::encode(c.root),
+                    "shown_version": version,
                     "log": log,
                     "with_policy": with_policy,
                     "passes": verdict.is_ok(),
@@ -1064,10 +1081,12 @@ mod tests {
             })
             .collect();
         let doc = serde_json::json!({
-            "about": "docs/PROTOCOL.md §16, Binding: each case gives an anchor batch's number, \
-                      root and anchor.log (null: a version-1 batch); a verifier applying the \
-                      policy where with_policy is true must pass exactly the cases marked \
-                      passes, computing calldata (detail: the Rust verifier's words)",
+            "about": "docs/PROTOCOL.md §16, Binding: each case gives the anchor batch a proof \
+                      claims (batch, epochs, pool_batches, notary_batches and root, as the \
+                      proof's anchor members), the version of the calldata it shows, and its \
+                      anchor.log (null: none); a verifier applying the policy where \
+                      with_policy is true must pass exactly the cases marked passes, computing \
+                      calldata (detail: the Rust verifier's words)",
             "policy": policy_text(&w, 2),
             "cases": cases,
         });
@@ -1076,16 +1095,15 @@ mod tests {
         // `quorum none` requires no cosignature: an entry that no witness cosigned passes.
         let none = policy_text(&w, 2).replace("quorum all3", "quorum none");
         let none = Policy::parse(&none).unwrap();
-        let uncosigned = AnchorLog {
-            bound: bound.clone(),
-            cosigned: vec![],
-        };
+        let uncosigned = with(&bound, &[]);
         let (calldata, detail) =
-            expected_calldata(3, root, Some(&uncosigned), Some(&none)).unwrap();
+            expected_calldata(&claim, None, uncosigned.as_ref(), Some(&none)).unwrap();
         assert!(detail.ends_with("cosigned by [])"), "{detail}");
         assert_eq!(
             calldata,
-            expected_calldata(3, root, Some(&honest), None).unwrap().0
+            expected_calldata(&claim, None, Some(&honest), None)
+                .unwrap()
+                .0
         );
     }
 

@@ -11,6 +11,7 @@ use vrs_engine::anchor::{epoch_record_hash, Calldata, EpochRecord};
 use vrs_engine::anchor::{AnchorLeaf, LeafKind};
 use vrs_engine::merkle::{self, Hash};
 use vrs_protocol::tlog::anchored::{self, AnchorLog};
+use vrs_protocol::tlog::entry::AnchorEntry;
 use vrs_protocol::tlog::policy::Policy;
 use vrs_protocol::tlog::witnessed::{self, LogEvidence, WitnessFloor};
 
@@ -151,8 +152,23 @@ impl Claim {
     /// (with `policy`, signed by its log and cosigned by its quorum), or version 1, which
     /// binds no batch number and is refused under a policy (docs/PROTOCOL.md §16, "Binding").
     pub fn expected_calldata(&self, policy: Option<&Policy>) -> Result<(Calldata, String), String> {
+        let claim = AnchorEntry {
+            batch: self.batch,
+            first_epoch: self.first_epoch,
+            last_epoch: self.last_epoch,
+            pool_from: self.pool.0,
+            pool_to: self.pool.1,
+            notary_from: self.notary.0,
+            notary_to: self.notary.1,
+            root: self.root,
+        };
+        let shown = self
+            .calldata
+            .as_deref()
+            .and_then(|c| hex::decode(c.trim_start_matches("0x")).ok())
+            .and_then(|d| Calldata::parse(&d));
         let (calldata, detail) =
-            anchored::expected_calldata(self.batch, self.root, self.log.as_ref(), policy)?;
+            anchored::expected_calldata(&claim, shown.as_ref(), self.log.as_ref(), policy)?;
         let want = format!("0x{}", hex::encode(calldata.bytes()));
         if let Some(shown) = self.calldata.as_deref().filter(|c| *c != want) {
             return Err(format!(

@@ -304,9 +304,16 @@ fn a_witness_answers_every_wrong_checkpoint_with_the_protocols_status_and_keeps_
     assert!(matches!(missing, Err(ureq::Error::Status(404, _))));
 
     // 403: a second root for one anchor batch (section 16, "Binding"), and still after kill -9.
+    // Batch n over epochs 10n..=10n + 9, no pool or notary batch.
     let anchor = |n: u64, root: u8| {
         LogEntry::Anchor(AnchorEntry {
             batch: n,
+            first_epoch: 10 * n,
+            last_epoch: 10 * n + 9,
+            pool_from: 1,
+            pool_to: 1,
+            notary_from: 1,
+            notary_to: 1,
             root: [root; 32],
         })
     };
@@ -330,6 +337,19 @@ fn a_witness_answers_every_wrong_checkpoint_with_the_protocols_status_and_keeps_
     assert!(why.contains("a second root for anchor batch 1"), "{why}");
     log.append(&anchor(2, 0xa2));
     assert_eq!(log.push(&w.url, 8).0, 200);
+    // 403: a next batch over records batch 2 holds (another root for its epochs).
+    let mut overlap = log.prefix(9);
+    let LogEntry::Anchor(third) = anchor(3, 0xa3) else {
+        unreachable!()
+    };
+    let again = AnchorEntry {
+        first_epoch: 25,
+        ..third
+    };
+    overlap.append(LogEntry::Anchor(again).encode()).unwrap();
+    let (status, why) = try_tree(&w, &overlap, 9);
+    assert_eq!(status, 403, "{why}");
+    assert!(why.contains("no record is in two batches"), "{why}");
 }
 
 /// Pushes the log to every witness and collects each entry's evidence: the checkpoint with

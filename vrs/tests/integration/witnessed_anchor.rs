@@ -101,12 +101,13 @@ fn wait_bound(op: &Operator, id: &str) -> Value {
     }
 }
 
-/// The operator's own history for batch `batch`: its anchor entry with `root`, as the last
+/// The operator's own history for batch `forged.batch`: its anchor entry `forged`, as the last
 /// leaf of a tree of the honest entry's size, under a checkpoint the operator signs with its
 /// log key (the earlier leaves are the honest ones: the audit path of a last leaf holds only
 /// subtrees to its left). Returns `anchor.log`'s `bound` and the calldata that binds it.
-fn forged_binding(honest_bound: &Value, batch: u64, root: [u8; 32]) -> (Value, String) {
-    let entry = LogEntry::Anchor(AnchorEntry { batch, root }).encode();
+fn forged_binding(honest_bound: &Value, forged: AnchorEntry) -> (Value, String) {
+    let (batch, root) = (forged.batch, forged.root);
+    let entry = LogEntry::Anchor(forged).encode();
     let index = honest_bound["index"].as_u64().unwrap();
     let path: Vec<[u8; 32]> = honest_bound["proof"]
         .as_array()
@@ -233,12 +234,24 @@ fn one_anchor_batch_has_one_root_under_a_policy() {
     // key), served to one client.
     let leaf = hex::decode(anchor["leaf"].as_str().unwrap()).unwrap();
     let forged_root = vrs_engine::merkle::leaf_hash(&leaf);
-    let (bound, forged_calldata) = forged_binding(&anchor["log"]["bound"], batch, forged_root);
-    let forged_tx = g.send(ADDRESS, &forged_calldata);
     let (pool_at, notary_at) = (
         anchor["pool_batches"]["from"].clone(),
         anchor["notary_batches"]["from"].clone(),
     );
+    // The batch of the game's epoch leaf alone, as the forged proof will claim it.
+    let (p, q) = (pool_at.as_u64().unwrap(), notary_at.as_u64().unwrap());
+    let forged = AnchorEntry {
+        batch,
+        first_epoch: e,
+        last_epoch: e,
+        pool_from: p,
+        pool_to: p,
+        notary_from: q,
+        notary_to: q,
+        root: forged_root,
+    };
+    let (bound, forged_calldata) = forged_binding(&anchor["log"]["bound"], forged);
+    let forged_tx = g.send(ADDRESS, &forged_calldata);
     let forged_root = hex::encode(forged_root);
     let forge = move |a: &mut Value| {
         let at = (e, &pool_at, &notary_at);

@@ -10,7 +10,7 @@ from .ed25519 import ed25519_verify_strict
 from .merkle import fold_path, leaf_hash, mth
 from .games import DICE_TYPES, SICBO_TYPES, bet_leaf_bytes, cents, f_field, fmt_cents, rng_value, roll_dice, settle_dice, settle_sicbo
 from .source import Source
-from .witnessed import check_proof, expected_anchor_calldata
+from .witnessed import AnchorEntry, check_proof, expected_anchor_calldata
 
 
 class Ctx:
@@ -623,9 +623,16 @@ def step_anchor_inclusion(c: Ctx) -> str:
 def anchor_calldata(c: Ctx, a: dict, root: bytes) -> tuple[str, str]:
     """P§16 "Binding": the calldata (`0x` hex) batch n's transaction must carry, and what binds it,
     under the verifier's policy; `anchor.calldata` must be it."""
-    n = as_int(a.get("batch"), "anchor.batch")
+    def rng(key, lo, hi):
+        r = a.get(key)
+        need(isinstance(r, dict), f"anchor.{key} is not an object")
+        return as_int(r.get(lo), f"anchor.{key}.{lo}"), as_int(r.get(hi), f"anchor.{key}.{hi}")
+    claim = AnchorEntry(as_int(a.get("batch"), "anchor.batch"), *rng("epochs", "first", "last"),
+                        *rng("pool_batches", "from", "to"), *rng("notary_batches", "from", "to"), root)
+    shown = str(a.get("calldata") or "").lower()
     floor = c.args.witness
-    cd, detail = expected_anchor_calldata(n, root, a.get("log"), floor.policy if floor is not None else None)
+    cd, detail = expected_anchor_calldata(claim, shown.startswith("0x" + b"vrs-anchor-v1:".hex()), a.get("log"),
+                                          floor.policy if floor is not None else None)
     cd = "0x" + cd.hex()
     if a.get("calldata") is not None:
         need(str(a["calldata"]).lower() == cd, f"anchor.calldata is {a['calldata']}, but the batch's fields give {cd}")

@@ -130,6 +130,12 @@ class PoolBatchEntry:
 @dataclass(frozen=True)
 class AnchorEntry:
     batch: int
+    first_epoch: int
+    last_epoch: int
+    pool_from: int  # its pool and notary batches, from..to (to exclusive)
+    pool_to: int
+    notary_from: int
+    notary_to: int
     root: bytes  # anchor batch n's root (P§16)
 
 
@@ -141,7 +147,7 @@ ENTRY_LAYOUTS = {
     "vrs/log/void": (VoidEntry, ["u64", "u64"]),
     "vrs/log/output": (OutputEntry, ["u64", "b32"]),
     "vrs/log/pool-batch": (PoolBatchEntry, ["u64", "u64", "u64", "b32", "u64", "b32", "b32", "u64"]),
-    "vrs/log/anchor": (AnchorEntry, ["u64", "b32"]),
+    "vrs/log/anchor": (AnchorEntry, ["u64", "u64", "u64", "u64", "u64", "u64", "u64", "b32"]),
 }
 KIND_OF = {cls: tag.removeprefix("vrs/log/") for tag, (cls, _) in ENTRY_LAYOUTS.items()}
 
@@ -605,11 +611,20 @@ def anchor_bound(log, policy: "Policy | None") -> AnchorBound:
     return AnchorBound(entry, b["index"], size, root, names)
 
 
-def expected_anchor_calldata(batch: int, root: bytes, log, policy: "Policy | None") -> tuple[bytes, str]:
-    """P§16 "Binding": the calldata anchor batch `batch` with root `root` must carry, and what binds
-    it, in words. With `log` (the batch's `anchor.log`, checked by anchor_bound and naming this batch
-    and root): "vrs-anchor-v2:" ‖ u64(n) ‖ u64(log size) ‖ log root ‖ root; without it
-    "vrs-anchor-v1:" ‖ root, refused under a policy (it binds no batch number)."""
+def describe_anchor(e: AnchorEntry) -> str:
+    """An anchor entry in words, as the Rust verifier's details give it."""
+    return (f"batch {e.batch} (epochs {e.first_epoch}..={e.last_epoch}, pool batches {e.pool_from}..{e.pool_to}, "
+            f"notary batches {e.notary_from}..{e.notary_to}, root {e.root.hex()})")
+
+
+def expected_anchor_calldata(claim: AnchorEntry, shown_v1: bool, log, policy: "Policy | None") -> tuple[bytes, str]:
+    """P§16 "Binding": the calldata the anchor batch a proof claims (`claim`: its number, ranges and
+    root) must carry, and what binds it, in words. With `log` (the batch's `anchor.log`, checked by
+    anchor_bound), its entry must be the claim, and the calldata is "vrs-anchor-v2:" ‖ u64(n) ‖
+    u64(log size) ‖ log root ‖ root, or "vrs-anchor-v1:" ‖ root when the calldata shown is version 1
+    (`shown_v1`: sent before the log held the entry). Without it, version 1, refused under a policy
+    (it binds no batch number)."""
+    batch, root = claim.batch, claim.root
     if log is None:
         need(policy is None, f"anchor batch {batch} has no entry in the operator's log (version-1 calldata, which "
                              "binds no batch number): under a witness policy one root per batch rests on the "
@@ -620,13 +635,14 @@ def expected_anchor_calldata(batch: int, root: bytes, log, policy: "Policy | Non
         b = anchor_bound(log, policy)
     except StepFail as e:
         raise StepFail(f"anchor.log: {e}") from None
-    need(b.entry.batch == batch and b.entry.root == root,
-         f"anchor.log's entry is batch {b.entry.batch} with root {b.entry.root.hex()}, not batch {batch} with root "
-         f"{root.hex()}")
+    need(b.entry == claim, f"anchor.log's entry is {describe_anchor(b.entry)}, not the {describe_anchor(claim)} the "
+                           "proof claims")
     whose = (f"cosigned by [{', '.join(b.cosigned_by)}]" if policy is not None
              else "unchecked against a witness policy: the log's word")
-    calldata = b"vrs-anchor-v2:" + b.entry.batch.to_bytes(8, "big") + b.size.to_bytes(8, "big") + b.root + root
-    return calldata, f"batch {batch} bound to the log of size {b.size} (its entry {b.index}, {whose})"
+    detail = f"batch {batch} bound to the log of size {b.size} (its entry {b.index}, {whose})"
+    if shown_v1:
+        return b"vrs-anchor-v1:" + root, f"{detail}; version-1 calldata, sent before the log held the entry"
+    return b"vrs-anchor-v2:" + batch.to_bytes(8, "big") + b.size.to_bytes(8, "big") + b.root + root, detail
 
 
 @dataclass(frozen=True)
