@@ -8,6 +8,7 @@ anchor-leaf step on a synthetic anchor batch, the dice/Sic Bo payout tables of G
 comparison of `epoch_record` (§13), and whether the embedded §20 member table is current.
 
     python3 tools/docs-verifier/test_offline.py"""
+import argparse
 import itertools
 import os
 import random
@@ -189,7 +190,8 @@ def test_anchor_synthetic():
                    "tree_size": 6, "audit_path": [h.hex() for h in audit_path(hs, idx)], "root": root.hex(),
                    "calldata": "0x7672732d616e63686f722d76313a" + root.hex(), "tx": None}
     c = type("C", (), {})()
-    c.proof, c.pool, c.group = p, False, g
+    # No witness policy: the version-1 calldata passes, saying it binds no batch number.
+    c.proof, c.pool, c.group, c.args = p, False, g, argparse.Namespace(witness=None)
     assert "leaf 1 of 6" in v.step_anchor_inclusion(c)
     p["anchor"]["tree_size"] = 7
     try:
