@@ -158,9 +158,12 @@ impl Inner {
                 at.previous = p.previous;
             }
             LogEntry::Commitment(c) => {
+                // The first: a log holds one commitment of an epoch (witness rule 3).
                 let at = self.epochs.entry(c.epoch).or_default();
-                at.commitment = Some(index);
-                at.closed_ms = Some(c.closed_ms);
+                if at.commitment.is_none() {
+                    at.commitment = Some(index);
+                    at.closed_ms = Some(c.closed_ms);
+                }
             }
             LogEntry::Void(v) => self.epochs.entry(v.epoch).or_default().void = Some(index),
             LogEntry::Output(o) => self.epochs.entry(o.epoch).or_default().output = Some(index),
@@ -403,6 +406,14 @@ impl OperatorLog {
                 opened_ms: rec.opened_at_ms.max(0) as u64,
                 closed_ms: closed.max(0) as u64,
             }));
+            #[cfg(feature = "testkit")]
+            if crate::epoch::testkit::SECOND_COMMITMENT_OF.get() == Some(&e) {
+                if let Some(LogEntry::Commitment(first)) = out.last() {
+                    let mut second = *first;
+                    second.nonce[0] ^= 1;
+                    out.push(LogEntry::Commitment(second));
+                }
+            }
             if (closed.max(0) as u64) < stale {
                 tracing::warn!(
                     epoch = e,

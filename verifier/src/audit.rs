@@ -74,6 +74,9 @@ pub struct Summary {
     bets: u64,
     backend: String,
     anchors: AnchorSummary,
+    /// The whole witnessed log, replayed (with a witness policy only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log: Option<LogSummary>,
     verified: bool,
     failures: Vec<Failure>,
     /// What the checks did not cover, and the auditor therefore trusts.
@@ -88,6 +91,21 @@ impl Summary {
             .map(|f| format!("epoch {} {}: {}", f.epoch, f.check, f.detail))
             .collect()
     }
+}
+
+/// The witnessed log as `vrs audit` replayed it (docs/PROTOCOL.md §21, "Reading the whole
+/// log").
+#[derive(Debug, Default, Serialize)]
+pub struct LogSummary {
+    /// Entries replayed: the size of the latest checkpoint the quorum cosigned; 0 when the log
+    /// could not be read (a failed `log_history`).
+    size: u64,
+    /// The policy names of the witnesses that cosigned it.
+    cosigned_by: Vec<String>,
+    /// Epochs of the range that a void entry names. A void decides nothing: an epoch whose
+    /// commitment the quorum cosigned in time stays witnessed (a witness that was down catches
+    /// up that way).
+    voided: Vec<u64>,
 }
 
 /// The anchors of the range.
@@ -144,6 +162,9 @@ pub fn run(args: AuditArgs) -> anyhow::Result<ExitCode> {
             summary.backend
         );
         println!("{}", anchors_line(&summary.anchors));
+        if let Some(log) = &summary.log {
+            println!("{}", log_line(log));
+        }
         for f in &summary.failures {
             println!("FAIL epoch {} {}: {}", f.epoch, f.check, f.detail);
         }
@@ -403,6 +424,8 @@ pub fn audit(
         &mut fail,
     )?;
 
+    let log = witness.map(|floor| check_history(fetch, server, &floor.policy, &epochs, &mut fail));
+
     failures.sort_by_key(|f| f.epoch);
     let summary = Summary {
         server: server.to_owned(),
@@ -415,6 +438,7 @@ pub fn audit(
             .fold(0u64, |n, e| n.saturating_add(e.bet_count)),
         backend: backend_describe,
         anchors,
+        log,
         verified: failures.is_empty(),
         failures,
         notes: match witness {
@@ -423,6 +447,58 @@ pub fn audit(
         },
     };
     Ok((summary, backend_name))
+}
+
+/// `log_history`: the whole log replayed under the witnesses' rules, and every epoch's
+/// evidence in that one history.
+fn check_history(
+    fetch: &dyn Fetch,
+    server: &str,
+    policy: &Policy,
+    epochs: &[Epoch],
+    fail: &mut impl FnMut(u64, &'static str, String),
+) -> LogSummary {
+    let first = epochs.first().map_or(0, |e| e.number);
+    let read = match crate::log_history::read(fetch, server, policy) {
+        Ok(r) => r,
+        Err(f) => {
+            let epoch = f
+                .epoch
+                .filter(|n| epochs.iter().any(|e| e.number == *n))
+                .unwrap_or(first);
+            fail(epoch, "log_history", f.detail);
+            return LogSummary::default();
+        }
+    };
+    let mut voided = Vec::new();
+    for e in epochs {
+        if read.history.voids.contains_key(&e.number) {
+            voided.push(e.number);
+        }
+        if let Ok(Some(ev)) = &e.log {
+            if let Err(detail) = crate::log_history::evidence_in(&read.history, ev) {
+                fail(e.number, "log_history", detail);
+            }
+        }
+    }
+    LogSummary {
+        size: read.history.tree.size(),
+        cosigned_by: read.cosigned_by,
+        voided,
+    }
+}
+
+fn log_line(log: &LogSummary) -> String {
+    let voids = if log.voided.is_empty() {
+        String::new()
+    } else {
+        format!("; void entries name epochs {:?} of the range", log.voided)
+    };
+    format!(
+        "log: {} entries replayed under the witnesses' rules, to a checkpoint cosigned by [{}]{voids}",
+        log.size,
+        log.cosigned_by.join(", ")
+    )
 }
 
 fn proof_item(m: &Modulus, e: &Epoch) -> Result<VerifyItem, String> {

@@ -5,6 +5,7 @@
 
 pub mod audit;
 pub mod epoch_record;
+pub mod log_history;
 pub mod progress;
 pub mod verify;
 pub mod witnessed;

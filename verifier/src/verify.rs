@@ -445,6 +445,11 @@ pub trait Fetch: std::fmt::Debug {
     /// POSTs `body` as JSON to `url` (a JSON-RPC call) and reads the JSON answer.
     fn post(&self, url: &str, body: &Value) -> anyhow::Result<Value>;
 
+    /// GETs `url` as bytes (a log checkpoint or tile); `None` on a 404.
+    fn get_bytes_opt(&self, url: &str) -> anyhow::Result<Option<Vec<u8>>> {
+        bail!("{url}: this client reads JSON answers only")
+    }
+
     /// GETs `url` as JSON; a 404 says what was not found, anything else not 200 is an error.
     fn get(&self, url: &str) -> anyhow::Result<Value> {
         match self.get_opt(url)? {
@@ -496,6 +501,29 @@ impl Http {
 }
 
 impl Fetch for Http {
+    fn get_bytes_opt(&self, url: &str) -> anyhow::Result<Option<Vec<u8>>> {
+        self.runtime.block_on(async {
+            let resp = self
+                .client
+                .get(url)
+                .send()
+                .await
+                .with_context(|| format!("{url}: no answer"))?;
+            let status = resp.status();
+            if status == reqwest::StatusCode::NOT_FOUND {
+                return Ok(None);
+            }
+            let bytes = resp
+                .bytes()
+                .await
+                .with_context(|| format!("{url}: reading the answer"))?;
+            if !status.is_success() {
+                bail!("{url}: HTTP {status}: {}", String::from_utf8_lossy(&bytes));
+            }
+            Ok(Some(bytes.to_vec()))
+        })
+    }
+
     fn get_opt(&self, url: &str) -> anyhow::Result<Option<Value>> {
         let (status, text) = self.send(url, self.client.get(url))?;
         if status == reqwest::StatusCode::NOT_FOUND {

@@ -269,6 +269,13 @@ pub struct ServeConfig {
     #[cfg(feature = "testkit")]
     #[arg(long, hide = true)]
     pub testkit_held_output_ms: Option<u64>,
+    /// Test-only (feature `testkit`, never in a release build): the log gets a second
+    /// commitment of this epoch (another nonce) right after its first, as a modified operator
+    /// that shows each requester the record it prefers would (docs/PROTOCOL.md §21, "Reading
+    /// the whole log").
+    #[cfg(feature = "testkit")]
+    #[arg(long, hide = true)]
+    pub testkit_second_commitment_of: Option<u64>,
     /// Log lines on stderr: text (for people) or json (one JSON object per line, for log
     /// collectors). RUST_LOG sets the level (default info).
     #[arg(long, env = "VRS_LOG_FORMAT", default_value = "text",

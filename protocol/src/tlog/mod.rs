@@ -7,6 +7,7 @@
 //! ```text
 //! anchored.rs   an anchor batch's entry, bound by its calldata and cosigned once
 //! entry.rs      the entries and their bytes
+//! history.rs    a whole log replayed under the witnesses' rules (an auditor's reading)
 //! tree.rs       the tree: roots, proofs, tiles, entry bundles; a witness's Frontier
 //! note.rs       checkpoints, vkeys, cosignature/v1
 //! policy.rs     a verifier's witness policy (C2SP tlog-policy) and its quorum
@@ -17,6 +18,7 @@
 
 pub mod anchored;
 pub mod entry;
+pub mod history;
 pub mod note;
 pub mod policy;
 pub mod rules;

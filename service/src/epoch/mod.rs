@@ -70,6 +70,9 @@ pub mod testkit {
     /// How long the log holds each epoch's output back after the service has y (Unix ms), as
     /// an operator choosing y_p after the commitments that take it would (read by the log).
     pub static HELD_OUTPUT_MS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    /// The epoch whose commitment the log gets twice, the second with another nonce (read by
+    /// the log): what a witness's rule 3 refuses and a plain C2SP witness cosigns.
+    pub static SECOND_COMMITMENT_OF: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 }
 
 /// The epoch loop's configuration.

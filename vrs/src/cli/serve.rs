@@ -130,7 +130,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     };
     #[cfg(feature = "testkit")]
     {
-        use vrs_service::epoch::testkit::{DECLARED_RATE, HELD_OUTPUT_MS};
+        use vrs_service::epoch::testkit::{DECLARED_RATE, HELD_OUTPUT_MS, SECOND_COMMITMENT_OF};
         let attacks = [
             (
                 config.testkit_declared_rate,
@@ -141,6 +141,11 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
                 config.testkit_held_output_ms,
                 &HELD_OUTPUT_MS,
                 "the log holds outputs back (ms)",
+            ),
+            (
+                config.testkit_second_commitment_of,
+                &SECOND_COMMITMENT_OF,
+                "the log gets a second commitment of this epoch",
             ),
         ];
         for (value, slot, what) in attacks {

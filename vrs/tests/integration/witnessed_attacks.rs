@@ -101,6 +101,10 @@ pub(crate) struct Attack {
     pub(crate) held_output_ms: Option<u64>,
     /// S, for the server's check and every verifier (default [`MAX_RATE`]).
     pub(crate) max_rate: Option<&'static str>,
+    /// The log gets a second commitment of this epoch (testkit).
+    pub(crate) second_commitment_of: Option<u64>,
+    /// The witnesses are plain C2SP ones (append-only only: no application rules).
+    pub(crate) plain_witnesses: bool,
     /// Anchors on the EVM node at this URL, from the test account (`evm::KEY`), a batch every
     /// two epochs (not an attack: what the anchor attacks need).
     pub(crate) anchor_rpc: Option<&'static str>,
@@ -148,6 +152,9 @@ fn serve(data: &Path, url: &str, witnesses: &[(String, String)], attack: Attack)
     if let Some(ms) = attack.held_output_ms {
         flags.extend(["--testkit-held-output-ms".into(), ms.to_string()]);
     }
+    if let Some(e) = attack.second_commitment_of {
+        flags.extend(["--testkit-second-commitment-of".into(), e.to_string()]);
+    }
     for (vkey, to) in witnesses {
         flags.extend(["--witness".into(), format!("{vkey} {to}")]);
     }
@@ -175,13 +182,15 @@ pub(crate) fn operator(data: &Path, attack: Attack) -> Operator {
         .unwrap()
         .vkey();
     let url = free_url();
-    let (ws, dirs): (Vec<WitnessProc>, Vec<_>) = start_witnesses(
-        3,
-        &format!("{log_vkey} {url}/log/"),
-        DELTA_MS.parse().unwrap(),
-    )
-    .into_iter()
-    .unzip();
+    let log_arg = if attack.plain_witnesses {
+        log_vkey.clone()
+    } else {
+        format!("{log_vkey} {url}/log/")
+    };
+    let (ws, dirs): (Vec<WitnessProc>, Vec<_>) =
+        start_witnesses(3, &log_arg, DELTA_MS.parse().unwrap())
+            .into_iter()
+            .unzip();
     let proxies: Vec<DelayProxy> = match attack.withhold {
         Some(d) => ws.iter().map(|w| DelayProxy::start(&w.url, d)).collect(),
         None => Vec::new(),
@@ -649,6 +658,48 @@ fn a_fork_served_to_one_client_fails_witnessed_everywhere() {
     let (id, e) = honest_game(&op, "the witnessed view");
     every_verifier_passes(&op, &id, e);
     assert!(fork.server.stop());
+    assert!(op.server.stop());
+}
+
+/// A second commitment of one epoch in one history, as an operator that wants to show each
+/// requester the record it prefers would log it, witnessed by plain C2SP witnesses (they check
+/// only that the log is append-only, so they cosign it in time). A verifier of one game sees
+/// one commitment proven and cannot tell; `vrs audit` replays the whole log under the
+/// witnesses' rules and fails `log_history`, naming the entry.
+#[test]
+fn a_second_commitment_fails_log_history_in_vrs_audit() {
+    let data = tempfile::tempdir().unwrap();
+    let op = operator(
+        data.path(),
+        Attack {
+            second_commitment_of: Some(4),
+            plain_witnesses: true,
+            ..Attack::default()
+        },
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while op.server.get("/api/v1/epochs/4").1["status"] != "resolved" {
+        assert!(Instant::now() < deadline, "epoch 4 never resolved");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    wait_until_caught_up(&op.server);
+    let (code, text) = vrs_audit(&op, 4, 4);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("FAIL epoch 4 log_history")
+                && l.contains("a second commitment for epoch 4")),
+        "{text}"
+    );
+    // The other checks of the epoch see one commitment (the first) and have nothing to say
+    // of it: `witnessed` passes unless a loaded machine pushed its plan late (an honest void).
+    let others = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("FAIL ") && !l.contains(" log_history") && !l.contains(" witnessed")
+        })
+        .count();
+    assert_eq!(others, 0, "{text}");
     assert!(op.server.stop());
 }
 

@@ -1,0 +1,165 @@
+//! `vrs audit`'s reading of the whole witnessed log (docs/PROTOCOL.md §21, "Reading the whole
+//! log"): its latest checkpoint cosigned by the auditor's quorum, every entry from the first
+//! (C2SP tlog-tiles), replayed under the witnesses' rules without the clock; then each audited
+//! epoch's evidence must lie in that one history. So a second commitment of an epoch, a second
+//! output or a second batch root fails the audit even where the quorum's witnesses are plain
+//! C2SP ones that check only that the log is append-only.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use vrs_protocol::tlog::history::{self, History};
+use vrs_protocol::tlog::note::{checkpoint_body, verify_checkpoint};
+use vrs_protocol::tlog::policy::Policy;
+use vrs_protocol::tlog::tree::{bundle_path, bundles_for, split_bundle, TILE_WIDTH};
+use vrs_protocol::tlog::witnessed::{LogEvidence, LoggedEntry};
+use vrs_protocol::tlog::LogEntry;
+
+use crate::verify::Fetch;
+
+/// How often, and how far apart, the latest checkpoint is asked for again while its
+/// cosignatures fall short of the quorum (the server signs a new one every 100 ms or so, and
+/// its witnesses answer within milliseconds).
+const TRIES: u32 = 20;
+const PAUSE: Duration = Duration::from_millis(250);
+
+/// The history read, with the checkpoint it was read to.
+#[derive(Debug)]
+pub struct Read {
+    pub history: History,
+    /// The policy names of the witnesses that cosigned that checkpoint.
+    pub cosigned_by: Vec<String>,
+}
+
+/// Why the log could not be read or replayed: the epoch the failure is about, when an entry
+/// names one, and what.
+#[derive(Debug)]
+pub struct Failed {
+    pub epoch: Option<u64>,
+    pub detail: String,
+}
+
+impl From<String> for Failed {
+    fn from(detail: String) -> Self {
+        Self {
+            epoch: None,
+            detail,
+        }
+    }
+}
+
+/// Reads and replays the log of `policy` (its first `log` line; from the line's URL, else
+/// `{server}/log/`).
+pub fn read(fetch: &dyn Fetch, server: &str, policy: &Policy) -> Result<Read, Failed> {
+    let (key, url) = policy
+        .logs
+        .first()
+        .ok_or_else(|| "the policy names no log".to_owned())?;
+    let prefix = url
+        .clone()
+        .unwrap_or_else(|| format!("{server}/log/"))
+        .trim_end_matches('/')
+        .to_owned();
+    let witnesses: Vec<_> = policy.witnesses.iter().map(|w| w.key.clone()).collect();
+    let mut tries = 0;
+    let (cp, cosigned_by) = loop {
+        let url = format!("{prefix}/checkpoint");
+        let note = fetch
+            .get_bytes_opt(&url)
+            .map_err(|e| format!("{e:#}"))?
+            .ok_or_else(|| format!("{url}: the server publishes no log checkpoint (404)"))?;
+        let cp = verify_checkpoint(&note, key, &witnesses)
+            .map_err(|e| format!("the log's latest checkpoint ({url}): {e}"))?;
+        let names: BTreeSet<String> = policy
+            .witnesses
+            .iter()
+            .filter(|w| {
+                cp.cosignatures
+                    .iter()
+                    .any(|((n, id), _)| *n == w.key.name && *id == w.key.id)
+            })
+            .map(|w| w.name.clone())
+            .collect();
+        if policy.satisfied_by(&names) {
+            break (cp, names.into_iter().collect::<Vec<_>>());
+        }
+        tries += 1;
+        if tries >= TRIES {
+            return Err(format!(
+                "the log's latest checkpoint (size {}) is cosigned by [{}], short of the quorum \
+                 {}: the history read would be the operator's word alone",
+                cp.size,
+                names.into_iter().collect::<Vec<_>>().join(", "),
+                policy.describe()
+            )
+            .into());
+        }
+        std::thread::sleep(PAUSE);
+    };
+    let bar = crate::progress::bar(cp.size, "reading the log");
+    let mut entries = Vec::with_capacity(cp.size.min(1 << 20) as usize);
+    for (n, width) in bundles_for(0, cp.size) {
+        let url = format!("{prefix}/{}", bundle_path(n, width));
+        let bytes = fetch
+            .get_bytes_opt(&url)
+            .map_err(|e| format!("{e:#}"))?
+            .ok_or_else(|| format!("{url}: the log does not serve this bundle (404)"))?;
+        let got = split_bundle(&bytes).map_err(|e| format!("{url}: {e}"))?;
+        if got.len() != width as usize || n * TILE_WIDTH != entries.len() as u64 {
+            return Err(format!("{url}: {} entries, not {width}", got.len()).into());
+        }
+        entries.extend(got.into_iter().map(<[u8]>::to_vec));
+        bar.inc(u64::from(width));
+    }
+    bar.finish_and_clear();
+    let epoch_at = |index: u64| {
+        entries
+            .get(index as usize)
+            .and_then(|b| LogEntry::decode(b).ok())
+            .and_then(|e| e.epoch())
+    };
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    match history::replay(&entries, cp.root, now_ms) {
+        Ok(history) => Ok(Read {
+            history,
+            cosigned_by,
+        }),
+        Err(r) => Err(Failed {
+            epoch: epoch_at(r.index),
+            detail: format!(
+                "the log's history breaks the witnesses' rules: entry {}: {}",
+                r.index, r.reason
+            ),
+        }),
+    }
+}
+
+/// Every checkpoint of `evidence` is a prefix of `history`, and each entry is the one the
+/// history holds at its index: the epoch was shown the one history the auditor replayed.
+pub fn evidence_in(history: &History, evidence: &LogEvidence) -> Result<(), String> {
+    let lists: [(&str, &[LoggedEntry]); 4] = [
+        ("plan", &evidence.plan),
+        ("commitment", &evidence.commitment),
+        ("previous output", &evidence.previous_output),
+        ("operator declaration", &evidence.operator),
+    ];
+    for (what, list) in lists {
+        for l in list {
+            let (_, size, root) = checkpoint_body(l.checkpoint.as_bytes())
+                .map_err(|e| format!("the {what}'s checkpoint: {e}"))?;
+            history
+                .holds(size, root)
+                .map_err(|e| format!("the {what}'s checkpoint: {e}"))?;
+            let here = history.tree.entry(l.index).map(hex::encode);
+            if here.as_deref() != Some(l.entry.to_ascii_lowercase().as_str()) {
+                return Err(format!(
+                    "the {what} shown as entry {} is not the log's entry {}",
+                    l.index, l.index
+                ));
+            }
+        }
+    }
+    Ok(())
+}
