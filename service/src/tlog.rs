@@ -106,7 +106,7 @@ impl Tail {
             LogEntry::Output(o) => self.last_output = o.epoch,
             LogEntry::PoolBatch(b) => self.last_batch = b.batch,
             LogEntry::Anchor(a) => self.last_anchor = a.batch,
-            LogEntry::Operator(_) => {}
+            LogEntry::Operator(_) | LogEntry::Move(_) => {}
         }
     }
 }
@@ -170,7 +170,7 @@ impl Inner {
             LogEntry::Anchor(a) => {
                 self.anchors.insert(a.batch, index);
             }
-            LogEntry::Operator(_) | LogEntry::PoolBatch(_) => {}
+            LogEntry::Operator(_) | LogEntry::PoolBatch(_) | LogEntry::Move(_) => {}
         }
         Ok(())
     }

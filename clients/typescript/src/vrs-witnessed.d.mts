@@ -108,6 +108,14 @@ export interface AnchorEntry {
   notary_to: bigint;
   root: Uint8Array;
 }
+/** The games of void epoch `epoch` (its bets tree) take their outcome from epoch `to`. */
+export interface MoveEntry {
+  kind: "move";
+  epoch: bigint;
+  to: bigint;
+  bets_root: Uint8Array;
+  bet_count: bigint;
+}
 
 /** The anchor batch a proof's `anchor` claims (section 16): its number, ranges and root. */
 export interface AnchorClaim {
@@ -131,7 +139,8 @@ export type LogEntry =
   | VoidEntry
   | OutputEntry
   | PoolBatchEntry
-  | AnchorEntry;
+  | AnchorEntry
+  | MoveEntry;
 
 /** Decodes an entry strictly: an unknown tag, or bytes missing or left over, throws
  *  CheckFailed ("not a log entry: …"). */

@@ -111,7 +111,7 @@ export function base64ToBytes(text, what = "value") {
 // Entries (§21 "Entries"): strict, so one entry has one meaning
 // ---------------------------------------------------------------------------------------------
 
-const KINDS = ["operator", "plan", "commitment", "void", "output", "pool-batch", "anchor"];
+const KINDS = ["operator", "plan", "commitment", "void", "output", "pool-batch", "anchor", "move"];
 
 /**
  * Decodes an entry's bytes: {kind, …fields} with u64 fields as BigInt, u32 margin_centi as a
@@ -168,6 +168,10 @@ export function decodeLogEntry(bytes) {
       // Anchor batch n, what it covers and its root (§16, "Binding").
       e = { kind, batch: u64(), first_epoch: u64(), last_epoch: u64(), pool_from: u64(), pool_to: u64() };
       Object.assign(e, { notary_from: u64(), notary_to: u64(), root: take(32) });
+      break;
+    case "move":
+      // The games of void epoch e (its bets tree) take their outcome from epoch `to` (§21, "Voids").
+      e = { kind, epoch: u64(), to: u64(), bets_root: take(32), bet_count: u64() };
       break;
     default:
       bad(`unknown tag ${quoted(tag)}`);

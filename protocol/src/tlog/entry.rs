@@ -15,6 +15,7 @@
 //!              ‖ seed[32] ‖ root[32] ‖ u64(committed_ms)
 //! anchor     = u64(n) ‖ u64(first_epoch) ‖ u64(last_epoch) ‖ u64(pool_from) ‖ u64(pool_to)
 //!              ‖ u64(notary_from) ‖ u64(notary_to) ‖ root[32]   (anchor batch n, §16)
+//! move       = u64(e) ‖ u64(d) ‖ bets_root[32] ‖ u64(bet_count)  (void e's games go to d)
 //! f(s)       = u16(len(UTF-8(s))) ‖ UTF-8(s)
 //! ```
 //!
@@ -141,6 +142,17 @@ pub struct AnchorEntry {
     pub root: [u8; 32],
 }
 
+/// The games of void epoch e (the tree of `bets_root`, `bet_count` leaves) take their outcome
+/// from epoch d, which is open (planned, not committed) when this is logged, so that they are
+/// fixed before anything of y_d is (docs/PROTOCOL.md §21, "Voids").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveEntry {
+    pub epoch: u64,
+    pub to: u64,
+    pub bets_root: [u8; 32],
+    pub bet_count: u64,
+}
+
 /// One entry of the log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LogEntry {
@@ -151,6 +163,7 @@ pub enum LogEntry {
     Output(OutputEntry),
     PoolBatch(PoolBatchEntry),
     Anchor(AnchorEntry),
+    Move(MoveEntry),
 }
 
 pub const TAG_OPERATOR: &str = "vrs/log/operator";
@@ -160,6 +173,7 @@ pub const TAG_VOID: &str = "vrs/log/void";
 pub const TAG_OUTPUT: &str = "vrs/log/output";
 pub const TAG_POOL_BATCH: &str = "vrs/log/pool-batch";
 pub const TAG_ANCHOR: &str = "vrs/log/anchor";
+pub const TAG_MOVE: &str = "vrs/log/move";
 
 /// Why bytes are not an entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -183,6 +197,7 @@ impl LogEntry {
             Self::Output(_) => TAG_OUTPUT,
             Self::PoolBatch(_) => TAG_POOL_BATCH,
             Self::Anchor(_) => TAG_ANCHOR,
+            Self::Move(_) => TAG_MOVE,
         }
     }
 
@@ -198,6 +213,7 @@ impl LogEntry {
             Self::Commitment(c) => Some(c.epoch),
             Self::Void(v) => Some(v.epoch),
             Self::Output(o) => Some(o.epoch),
+            Self::Move(m) => Some(m.epoch),
             Self::Operator(_) | Self::PoolBatch(_) | Self::Anchor(_) => None,
         }
     }
@@ -210,7 +226,7 @@ impl LogEntry {
             Self::Plan(p) => Some(p.opened_ms),
             Self::Commitment(c) => Some(c.closed_ms),
             Self::Void(v) => Some(v.stamped_ms),
-            Self::Output(_) | Self::Anchor(_) => None,
+            Self::Output(_) | Self::Anchor(_) | Self::Move(_) => None,
             Self::PoolBatch(b) => Some(b.committed_ms),
         }
     }
@@ -284,6 +300,12 @@ impl LogEntry {
                 }
                 w.extend_from_slice(&a.root);
             }
+            Self::Move(m) => {
+                u64b(w, m.epoch);
+                u64b(w, m.to);
+                w.extend_from_slice(&m.bets_root);
+                u64b(w, m.bet_count);
+            }
         }
         out
     }
@@ -356,6 +378,12 @@ impl LogEntry {
                 notary_from: r.u64()?,
                 notary_to: r.u64()?,
                 root: r.array()?,
+            }),
+            TAG_MOVE => Self::Move(MoveEntry {
+                epoch: r.u64()?,
+                to: r.u64()?,
+                bets_root: r.array()?,
+                bet_count: r.u64()?,
             }),
             other => return Err(DecodeError(format!("unknown tag {other:?}"))),
         };
@@ -474,7 +502,85 @@ mod tests {
                 notary_to: 1,
                 root: [5; 32],
             }),
+            LogEntry::Move(MoveEntry {
+                epoch: 3,
+                to: 5,
+                bets_root: [1; 32],
+                bet_count: 4,
+            }),
         ]
+    }
+
+    /// Each sample's fields as the shared vector writes them: integers as numbers, byte
+    /// strings as lowercase hex, names as in docs/PROTOCOL.md §21.
+    fn fields(e: &LogEntry) -> serde_json::Value {
+        use serde_json::json;
+        match e {
+            LogEntry::Operator(o) => json!({"stamped_ms": o.stamped_ms, "group": o.group,
+                "acceptance_key": hex::encode(o.acceptance_key),
+                "anchor_chain_id": o.anchor_chain_id,
+                "anchor_address": hex::encode(o.anchor_address)}),
+            LogEntry::Plan(p) => json!({"epoch": p.epoch, "previous": p.previous,
+                "iterations": p.iterations, "margin_centi": p.margin_centi,
+                "squarings_per_second": p.squarings_per_second, "opened_ms": p.opened_ms,
+                "deadline_ms": p.deadline_ms}),
+            LogEntry::Commitment(c) => json!({"epoch": c.epoch, "previous": c.previous,
+                "bets_root": hex::encode(c.bets_root), "bet_count": c.bet_count,
+                "nonce": hex::encode(c.nonce), "iterations": c.iterations,
+                "margin_centi": c.margin_centi,
+                "squarings_per_second": c.squarings_per_second, "opened_ms": c.opened_ms,
+                "closed_ms": c.closed_ms}),
+            LogEntry::Void(v) => json!({"epoch": v.epoch, "stamped_ms": v.stamped_ms}),
+            LogEntry::Output(o) => json!({"epoch": o.epoch,
+                "output_hash": hex::encode(o.output_hash)}),
+            LogEntry::PoolBatch(b) => json!({"batch": b.batch, "first_index": b.first_index,
+                "size": b.size, "prev_root": hex::encode(b.prev_root),
+                "anchor_epoch": b.anchor_epoch, "seed": hex::encode(b.seed),
+                "root": hex::encode(b.root), "committed_ms": b.committed_ms}),
+            LogEntry::Anchor(a) => json!({"batch": a.batch, "first_epoch": a.first_epoch,
+                "last_epoch": a.last_epoch, "pool_from": a.pool_from, "pool_to": a.pool_to,
+                "notary_from": a.notary_from, "notary_to": a.notary_to,
+                "root": hex::encode(a.root)}),
+            LogEntry::Move(m) => json!({"epoch": m.epoch, "to": m.to,
+                "bets_root": hex::encode(m.bets_root), "bet_count": m.bet_count}),
+        }
+    }
+
+    /// docs/test-vectors/log-entries.json: one entry of each kind, its bytes and its fields;
+    /// the Python and TypeScript decoders read it too (`VRS_WRITE_VECTORS=1` rewrites it).
+    #[test]
+    fn the_shared_entry_vector_holds() {
+        let entries: Vec<serde_json::Value> = samples()
+            .iter()
+            .map(|e| {
+                serde_json::json!({"kind": e.kind(), "hex": hex::encode(e.encode()),
+                    "fields": fields(e)})
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "description": "vrs witnessed-log entries (docs/PROTOCOL.md §21, \"Entries\"): one of \
+                each kind, its bytes (hex) and its fields (integers as numbers, byte strings as \
+                lowercase hex). A decoder must give exactly these fields, and refuse the bytes \
+                with one byte more or one less.",
+            "entries": entries,
+        });
+        super::super::keep_vector("log-entries.json", &doc);
+    }
+
+    #[test]
+    fn a_move_has_its_documented_bytes() {
+        let m = &samples()[7];
+        let bytes = m.encode();
+        assert_eq!(bytes.len(), 1 + 12 + 8 + 8 + 32 + 8);
+        assert_eq!(&bytes[..13], b"\x0cvrs/log/move");
+        assert_eq!(&bytes[13..21], &3u64.to_be_bytes());
+        assert_eq!(&bytes[21..29], &5u64.to_be_bytes());
+        assert_eq!(&bytes[29..61], &[1; 32]);
+        assert_eq!(&bytes[61..], &4u64.to_be_bytes());
+        assert_eq!(
+            (m.kind(), m.epoch(), m.stamped_ms()),
+            ("move", Some(3), None)
+        );
     }
 
     #[test]

@@ -28,3 +28,20 @@ pub mod witnessed;
 
 pub use entry::LogEntry;
 pub use tree::{Hash, LogTree};
+
+/// docs/test-vectors/`name` must hold `doc` as the Rust code computes it; with
+/// VRS_WRITE_VECTORS set, it is rewritten.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn keep_vector(name: &str, doc: &serde_json::Value) {
+    let text = serde_json::to_string_pretty(doc).unwrap() + "\n";
+    let path = format!("{}/../docs/test-vectors/{name}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("VRS_WRITE_VECTORS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let kept = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        kept == text,
+        "{path} is not what the verifier computes; VRS_WRITE_VECTORS=1 rewrites it"
+    );
+}

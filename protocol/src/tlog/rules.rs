@@ -60,6 +60,17 @@ pub struct EpochSeen {
     pub deadline_ms: u64,
     pub committed: bool,
     pub void: bool,
+    /// This witness took the commitment under the clock rule (not on first contact, not with
+    /// a void in the same submission): it vouched that it came in time, so it refuses to move
+    /// the epoch's games (rule 9).
+    #[serde(default)]
+    pub in_time: bool,
+    /// The commitment's bets root (hex) and count, which a move of the epoch repeats.
+    #[serde(default)]
+    pub bets: Option<(String, u64)>,
+    /// Its games were moved to a later epoch.
+    #[serde(default)]
+    pub moved: bool,
 }
 
 impl EpochSeen {
@@ -73,6 +84,9 @@ impl EpochSeen {
             deadline_ms: p.deadline_ms,
             committed: false,
             void: false,
+            in_time: false,
+            bets: None,
+            moved: false,
         }
     }
 }
@@ -217,9 +231,11 @@ pub fn apply(
                     )));
                 }
                 seen.committed = true;
+                seen.bets = Some((hex::encode(c.bets_root), c.bet_count));
                 committed_here.insert(e);
                 if !voided_here.contains(&e) {
                     fresh(&format!("the commitment of epoch {e}"), c.closed_ms)?;
+                    seen.in_time = !clock.first_contact;
                 }
             }
             LogEntry::Void(v) => {
@@ -328,6 +344,49 @@ pub fn apply(
                 }
                 s.anchor_ends = Some([a.last_epoch + 1, a.pool_to, a.notary_to]);
                 s.last_anchor = n;
+            }
+            LogEntry::Move(m) => {
+                let (e, d) = (m.epoch, m.to);
+                let Some(seen) = s.epochs.get(&e) else {
+                    return Err(refuse(format!(
+                        "move of epoch {e}, which this witness has no plan of"
+                    )));
+                };
+                if !seen.void {
+                    return Err(refuse(format!(
+                        "move of epoch {e}, which is not void: only a void epoch's games take \
+                         another epoch's outcome"
+                    )));
+                }
+                if seen.moved {
+                    return Err(refuse(format!(
+                        "a second move of epoch {e}: its games go to one epoch"
+                    )));
+                }
+                if seen.in_time {
+                    return Err(refuse(format!(
+                        "move of epoch {e}, whose commitment this witness cosigned in time: its \
+                         games keep its outcome"
+                    )));
+                }
+                if let Some((root, count)) = &seen.bets {
+                    if *root != hex::encode(m.bets_root) || *count != m.bet_count {
+                        return Err(refuse(format!(
+                            "move of epoch {e} with other bets than its commitment's ({count} \
+                             under {root})"
+                        )));
+                    }
+                }
+                let open = d > e && s.epochs.get(&d).is_some_and(|t| !t.committed && !t.void);
+                if !open {
+                    return Err(refuse(format!(
+                        "move of epoch {e} to epoch {d}, which is not an open epoch after it \
+                         (planned, neither committed nor void)"
+                    )));
+                }
+                if let Some(seen) = s.epochs.get_mut(&e) {
+                    seen.moved = true;
+                }
             }
         }
     }
@@ -594,5 +653,82 @@ mod tests {
         };
         backwards.last_epoch = 49;
         assert!(apply(&s, 1, &[LogEntry::Anchor(backwards)], at(T0)).is_err());
+    }
+
+    fn moved(e: u64, to: u64, root: u8, count: u64) -> LogEntry {
+        LogEntry::Move(super::super::entry::MoveEntry {
+            epoch: e,
+            to,
+            bets_root: [root; 32],
+            bet_count: count,
+        })
+    }
+
+    #[test]
+    fn a_void_epochs_games_move_once_to_an_open_epoch() {
+        // Epoch 1's plan came late: void with it; its games go to epoch 2, open.
+        let late = at(T0 + 5000);
+        let s = apply(
+            &started(),
+            1,
+            &[void(1, T0 + 5000), plan(2, T0 + 5000), moved(1, 2, 0, 3)],
+            late,
+        )
+        .unwrap();
+        assert!(s.epochs[&1].moved);
+        let e = apply(&s, 4, &[moved(1, 2, 0, 3)], late).unwrap_err();
+        assert!(e.reason.contains("a second move of epoch 1"), "{e}");
+        // Nor to an epoch that is not open after it, nor of an epoch that is not void.
+        let s = apply(&started(), 1, &[void(1, T0 + 5000)], late).unwrap();
+        let e = apply(&s, 2, &[moved(1, 2, 0, 0)], late).unwrap_err();
+        assert!(e.reason.contains("not an open epoch after it"), "{e}");
+        let s = apply(&s, 2, &[plan(2, T0 + 5000)], late).unwrap();
+        let e = apply(&s, 3, &[moved(1, 1, 0, 0)], late).unwrap_err();
+        assert!(e.reason.contains("not an open epoch after it"), "{e}");
+        let e = apply(&s, 3, &[moved(2, 3, 0, 0)], late).unwrap_err();
+        assert!(e.reason.contains("which is not void"), "{e}");
+    }
+
+    #[test]
+    fn a_commitment_cosigned_in_time_keeps_its_games() {
+        let s = apply(&started(), 1, &[commit(1, T0, T0 + 900)], at(T0 + 900)).unwrap();
+        assert!(s.epochs[&1].in_time);
+        // A void may follow (for a witness catching up), a move may not: this witness saw
+        // the commitment in time, so the epoch's outcome stands.
+        let later = T0 + 60_000;
+        let e = apply(
+            &s,
+            2,
+            &[void(1, later), plan(2, later), moved(1, 2, 0, 0)],
+            at(later),
+        )
+        .unwrap_err();
+        assert!(e.reason.contains("cosigned in time"), "{e}");
+        // A commitment taken late, with its void, vouches for nothing: its games move, with
+        // the bets it committed.
+        let s = apply(
+            &started(),
+            1,
+            &[commit(1, T0, T0 + 900), void(1, later), plan(2, later)],
+            at(later),
+        )
+        .unwrap();
+        assert!(!s.epochs[&1].in_time);
+        let e = apply(&s, 4, &[moved(1, 2, 9, 0)], at(later)).unwrap_err();
+        assert!(e.reason.contains("other bets than its commitment's"), "{e}");
+        apply(&s, 4, &[moved(1, 2, 0, 0)], at(later)).unwrap();
+        // On first contact nothing was cosigned in time either.
+        let first = Clock {
+            first_contact: true,
+            ..at(later)
+        };
+        let s = apply(
+            &AppState::default(),
+            0,
+            &[plan(1, T0), commit(1, T0, T0 + 900)],
+            first,
+        )
+        .unwrap();
+        assert!(!s.epochs[&1].in_time);
     }
 }

@@ -479,6 +479,7 @@ pub fn check(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::super::entry::{output_hash, OperatorEntry, VoidEntry};
+    use super::super::keep_vector;
     use super::super::note::{Cosigner, LogSigner};
     use super::super::tree::LogTree;
     use super::*;
@@ -889,21 +890,6 @@ mod tests {
             "cases": cases,
         });
         keep_vector("witnessed.json", &doc);
-    }
-
-    /// docs/test-vectors/`name` must hold `doc` as the verifier computes it; with
-    /// VRS_WRITE_VECTORS set, it is rewritten.
-    fn keep_vector(name: &str, doc: &serde_json::Value) {
-        let text = serde_json::to_string_pretty(doc).unwrap() + "\n";
-        let path = format!("{}/../docs/test-vectors/{name}", env!("CARGO_MANIFEST_DIR"));
-        if std::env::var_os("VRS_WRITE_VECTORS").is_some() {
-            std::fs::write(&path, &text).unwrap();
-        }
-        let kept = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            kept == text,
-            "{path} is not what the verifier computes; VRS_WRITE_VECTORS=1 rewrites it"
-        );
     }
 
     /// docs/test-vectors/anchor-binding.json: the calldata an anchor batch must carry

@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use vrs_protocol::tlog::entry::{
-    AnchorEntry, CommitmentEntry, OperatorEntry, OutputEntry, PlanEntry,
+    AnchorEntry, CommitmentEntry, MoveEntry, OperatorEntry, OutputEntry, PlanEntry, VoidEntry,
 };
 use vrs_protocol::tlog::note::{parse_vkey, verify_checkpoint};
 use vrs_protocol::tlog::witnessed::{self, LoggedEntry, WitnessFloor};
@@ -152,6 +152,81 @@ fn commit(e: u64, opened: u64, closed: u64, nonce: u8, iterations: u64) -> LogEn
 }
 
 const T: u64 = 1_000_000;
+
+fn void(e: u64) -> LogEntry {
+    LogEntry::Void(VoidEntry {
+        epoch: e,
+        stamped_ms: now(),
+    })
+}
+
+fn moved(e: u64, to: u64, root: u8) -> LogEntry {
+    LogEntry::Move(MoveEntry {
+        epoch: e,
+        to,
+        bets_root: [root; 32],
+        bet_count: 0,
+    })
+}
+
+/// Rule 9: a witness moves a void epoch's games to an open later epoch only when it did not
+/// cosign the epoch's commitment in time, once, with the bets the commitment fixed; and it
+/// remembers what it vouched for across kill -9.
+#[test]
+fn a_witness_moves_a_void_epochs_games_only_if_it_did_not_vouch_for_its_commitment() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = TestLog::start(ORIGIN, SEED, LogTree::new());
+    let w = WitnessProc::start(dir.path(), "w.test/1", &[log.witness_arg()], 2_000);
+    let t1 = now();
+    log.append(&operator());
+    log.append(&plan(1, t1, T));
+    assert_eq!(log.push(&w.url, 0).0, 200);
+    let t2 = now();
+    log.append(&commit(1, t1, t2, 1, T));
+    log.append(&plan(2, t2, T));
+    assert_eq!(log.push(&w.url, 2).0, 200);
+    let honest = log.prefix(4);
+    let try_tree = |w: &WitnessProc, tree: &LogTree| -> (u16, String) {
+        let saved = log.swap(tree.clone());
+        let answer = log.push(&w.url, 4);
+        log.swap(saved);
+        answer
+    };
+    // Epoch 1's commitment was cosigned in time: a void may follow, a move may not.
+    let mut take_back = honest.clone();
+    for e in [void(1), moved(1, 2, 0)] {
+        take_back.append(e.encode()).unwrap();
+    }
+    let (status, why) = try_tree(&w, &take_back);
+    assert_eq!(status, 403, "{why}");
+    assert!(
+        why.contains("whose commitment this witness cosigned in time"),
+        "{why}"
+    );
+
+    w.kill9();
+    let w = WitnessProc::start(dir.path(), "w.test/1", &[log.witness_arg()], 2_000);
+    let (status, why) = try_tree(&w, &take_back);
+    assert_eq!(status, 403, "after kill -9: {why}");
+
+    // Epoch 2's commitment comes late, with its void: it vouches for nothing, and its games
+    // move to epoch 3, open, with the bets it committed; once.
+    let t3 = now();
+    for e in [commit(2, t2, t3, 2, T), void(2), plan(3, t3, T)] {
+        log.append(&e);
+    }
+    let mut other_bets = log.prefix(7);
+    other_bets.append(moved(2, 3, 9).encode()).unwrap();
+    let (status, why) = try_tree(&w, &other_bets);
+    assert_eq!(status, 403, "{why}");
+    assert!(why.contains("other bets than its commitment's"), "{why}");
+    log.append(&moved(2, 3, 0));
+    assert_eq!(log.push(&w.url, 4).0, 200);
+    log.append(&moved(2, 3, 0));
+    let (status, why) = log.push(&w.url, 8);
+    assert_eq!(status, 403, "{why}");
+    assert!(why.contains("a second move of epoch 2"), "{why}");
+}
 
 #[test]
 fn a_witness_answers_every_wrong_checkpoint_with_the_protocols_status_and_keeps_it_after_kill_9() {

@@ -139,6 +139,14 @@ class AnchorEntry:
     root: bytes  # anchor batch n's root (P§16)
 
 
+@dataclass(frozen=True)
+class MoveEntry:
+    epoch: int  # void epoch e, whose games (the tree below) take their outcome from epoch `to`
+    to: int
+    bets_root: bytes
+    bet_count: int
+
+
 # Each kind's fields in order: an int of n bytes ("u<bits>"), n raw bytes ("b<n>"), or f(s) ("str").
 ENTRY_LAYOUTS = {
     "vrs/log/operator": (OperatorEntry, ["u64", "str", "b32", "u64", "b20"]),
@@ -148,6 +156,7 @@ ENTRY_LAYOUTS = {
     "vrs/log/output": (OutputEntry, ["u64", "b32"]),
     "vrs/log/pool-batch": (PoolBatchEntry, ["u64", "u64", "u64", "b32", "u64", "b32", "b32", "u64"]),
     "vrs/log/anchor": (AnchorEntry, ["u64", "u64", "u64", "u64", "u64", "u64", "u64", "b32"]),
+    "vrs/log/move": (MoveEntry, ["u64", "u64", "b32", "u64"]),
 }
 KIND_OF = {cls: tag.removeprefix("vrs/log/") for tag, (cls, _) in ENTRY_LAYOUTS.items()}
 
