@@ -471,6 +471,7 @@ fn check_history(
         }
     };
     let mut voided = Vec::new();
+    let mut batches = std::collections::BTreeSet::new();
     for e in epochs {
         if read.history.voids.contains_key(&e.number) {
             voided.push(e.number);
@@ -478,6 +479,23 @@ fn check_history(
         if let Ok(Some(ev)) = &e.log {
             if let Err(detail) = crate::log_history::evidence_in(&read.history, ev) {
                 fail(e.number, "log_history", detail);
+            }
+        }
+        // Each anchor batch once: the log size and root its calldata carries.
+        if let Ok(Some(Claim {
+            batch,
+            log: Some(log),
+            ..
+        })) = Claim::parse(&e.anchor)
+        {
+            if batches.insert(batch) {
+                if let Err(detail) = crate::log_history::anchor_log_in(&read.history, &log) {
+                    fail(
+                        e.number,
+                        "log_history",
+                        format!("anchor batch {batch}: {detail}"),
+                    );
+                }
             }
         }
     }

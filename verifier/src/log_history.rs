@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use vrs_protocol::tlog::anchored::AnchorLog;
 use vrs_protocol::tlog::history::{self, History};
 use vrs_protocol::tlog::note::{checkpoint_body, verify_checkpoint};
 use vrs_protocol::tlog::policy::Policy;
@@ -146,19 +147,32 @@ pub fn evidence_in(history: &History, evidence: &LogEvidence) -> Result<(), Stri
         ("operator declaration", &evidence.operator),
     ];
     for (what, list) in lists {
-        for l in list {
-            let (_, size, root) = checkpoint_body(l.checkpoint.as_bytes())
-                .map_err(|e| format!("the {what}'s checkpoint: {e}"))?;
-            history
-                .holds(size, root)
-                .map_err(|e| format!("the {what}'s checkpoint: {e}"))?;
-            let here = history.tree.entry(l.index).map(hex::encode);
-            if here.as_deref() != Some(l.entry.to_ascii_lowercase().as_str()) {
-                return Err(format!(
-                    "the {what} shown as entry {} is not the log's entry {}",
-                    l.index, l.index
-                ));
-            }
+        logged_in(history, what, list)?;
+    }
+    Ok(())
+}
+
+/// An anchor batch's `anchor.log` in the history: its bound checkpoint (the log size and root
+/// its version-2 calldata carries) and the cosigned ones are prefixes of it, so the calldata
+/// names the one history the quorum cosigned.
+pub fn anchor_log_in(history: &History, log: &AnchorLog) -> Result<(), String> {
+    logged_in(history, "anchor entry", std::slice::from_ref(&log.bound))?;
+    logged_in(history, "anchor entry", &log.cosigned)
+}
+
+fn logged_in(history: &History, what: &str, list: &[LoggedEntry]) -> Result<(), String> {
+    for l in list {
+        let (_, size, root) = checkpoint_body(l.checkpoint.as_bytes())
+            .map_err(|e| format!("the {what}'s checkpoint: {e}"))?;
+        history
+            .holds(size, root)
+            .map_err(|e| format!("the {what}'s checkpoint: {e}"))?;
+        let here = history.tree.entry(l.index).map(hex::encode);
+        if here.as_deref() != Some(l.entry.to_ascii_lowercase().as_str()) {
+            return Err(format!(
+                "the {what} shown as entry {} is not the log's entry {}",
+                l.index, l.index
+            ));
         }
     }
     Ok(())

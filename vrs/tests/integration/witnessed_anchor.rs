@@ -226,7 +226,10 @@ fn one_anchor_batch_has_one_root_under_a_policy() {
         )
     };
     let t = audit(&url, first, last);
-    assert!(!t.contains(" anchor_"), "{t}");
+    assert!(
+        !t.contains(" anchor_") && !t.contains(" log_history"),
+        "{t}"
+    );
     assert!(t.contains("anchored and checked on chain"), "{t}");
 
     // The attack: a second root for the batch, bound to the operator's own history and sent
@@ -294,6 +297,15 @@ fn one_anchor_batch_has_one_root_under_a_policy() {
     assert!(
         t.lines()
             .any(|l| l.contains(&format!("FAIL epoch {e} anchor_inclusion")) && l.contains(short)),
+        "{t}"
+    );
+    // Its calldata's log size and root are not the history the quorum cosigned.
+    assert!(
+        t.lines()
+            .any(|l| l.contains(&format!("FAIL epoch {e} log_history"))
+                && l.contains(&format!(
+                    "anchor batch {batch}: the anchor entry's checkpoint"
+                ))),
         "{t}"
     );
     // Without a policy the forged proof passes, and says whose word the binding is.
