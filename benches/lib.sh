@@ -276,3 +276,48 @@ notary_key() {
     NOTARY_KEY="$(printf '%s\n' "$out" | sed -n 's/.*"key":"\([^"]*\)".*/\1/p' | head -n 1)"
     [[ -n $NOTARY_KEY ]] || die "no key in the output of vrs keys create --json: $out"
 }
+
+# --- a witnessed server --------------------------------------------------------------------------
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Starts `vrs serve` on the embedded store in $WORK/$1 with its log (origin $2) pushed to three
+# `vrs witness` processes on loopback (keys and state in $WORK/w1..w3), the remaining arguments
+# added to `vrs serve`'s; waits until all three cosign. Sets WITNESSED_URL.
+start_witnessed() {
+    local name=$1 origin=$2 port key wport log_key i deadline
+    shift 2
+    local wflags=() wports=()
+    port="$(free_port)"
+    for i in 1 2 3; do
+        mkdir -p "$WORK/w$i"
+        key="$("$VRS" witness --name "bench/w$i" --state-dir "$WORK/w$i" --print-key)"
+        wport="$(free_port)"
+        wports+=("$wport")
+        wflags+=(--witness "$key http://127.0.0.1:$wport")
+    done
+    mkdir -p "$WORK/$name"
+    (cd "$WORK" && exec env -u DATABASE_URL "$VRS" serve --addr "127.0.0.1:$port" --rate-limit 0 \
+        --data-dir "$WORK/$name" --log-origin "$origin" "${wflags[@]}" "$@") >"$WORK/$name.log" 2>&1 &
+    PIDS+=("$!")
+    WITNESSED_URL="http://127.0.0.1:$port"
+    deadline=$((SECONDS + READY_TIMEOUT))
+    until curl -fsS --max-time 2 "$WITNESSED_URL/health" 2>/dev/null | grep -q '"status":"ok"'; do
+        ((SECONDS < deadline)) || die "the witnessed server did not start: $(tail -n 20 "$WORK/$name.log")"
+        sleep 0.2
+    done
+    log_key="$(sed -n "s|^vrs log $origin key \(.*\)$|\1|p" "$WORK/$name.log" | head -n 1)"
+    [[ -n $log_key ]] || die "the server printed no log key"
+    for i in 1 2 3; do
+        "$VRS" witness --name "bench/w$i" --state-dir "$WORK/w$i" --addr "127.0.0.1:${wports[$((i - 1))]}" \
+            --log "$log_key $WITNESSED_URL/log/" >"$WORK/w$i.log" 2>&1 &
+        PIDS+=("$!")
+    done
+    deadline=$((SECONDS + 60))
+    until [[ $(curl -fsS "$WITNESSED_URL/log/checkpoint" | grep -c '^— bench/w') == 3 ]]; do
+        ((SECONDS < deadline)) || die "the witnesses did not cosign: $(tail -n 5 "$WORK"/w*.log)"
+        sleep 0.2
+    done
+}

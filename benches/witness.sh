@@ -25,10 +25,6 @@ else
     build_release vrs vrs-loadgen
 fi
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # Runs vrs-loadgen against $1; the one-line JSON report goes to $WORK/$2.json.
 load() {
     log "$2: $CONNECTIONS connections, ${WARMUP} s warm-up, ${DURATION} s measured"
@@ -70,44 +66,11 @@ start_server plain --data-dir "$WORK/plain"
 load "$SERVER_URL" plain
 stop_servers
 
-# With the log and three witnesses: fixed ports, so that each side can name the other.
-port="$(free_port)"
+# With the log and three witnesses.
 mport="$(free_port)"
-origin="bench.vrs/log"
-wflags=()
-wports=()
-for i in 1 2 3; do
-    mkdir -p "$WORK/w$i"
-    key="$("$VRS" witness --name "bench/w$i" --state-dir "$WORK/w$i" --print-key)"
-    wport="$(free_port)"
-    wports+=("$wport")
-    wflags+=(--witness "$key http://127.0.0.1:$wport")
-done
-mkdir -p "$WORK/witnessed"
-(cd "$WORK" && exec env -u DATABASE_URL "$VRS" serve --addr "127.0.0.1:$port" --rate-limit 0 \
-    --data-dir "$WORK/witnessed" --log-origin "$origin" "${wflags[@]}" \
-    --metrics-addr "127.0.0.1:$mport" \
-    ${SERVE_EXTRA[@]+"${SERVE_EXTRA[@]}"}) >"$WORK/witnessed.log" 2>&1 &
-PIDS+=("$!")
-url="http://127.0.0.1:$port"
-deadline=$((SECONDS + READY_TIMEOUT))
-until curl -fsS --max-time 2 "$url/health" 2>/dev/null | grep -q '"status":"ok"'; do
-    ((SECONDS < deadline)) || die "the witnessed server did not start: $(tail -n 20 "$WORK/witnessed.log")"
-    sleep 0.2
-done
-log_key="$(sed -n "s|^vrs log $origin key \(.*\)$|\1|p" "$WORK/witnessed.log" | head -n 1)"
-[[ -n $log_key ]] || die "the server printed no log key"
-for i in 1 2 3; do
-    "$VRS" witness --name "bench/w$i" --state-dir "$WORK/w$i" --addr "127.0.0.1:${wports[$((i - 1))]}" \
-        --log "$log_key $url/log/" >"$WORK/w$i.log" 2>&1 &
-    PIDS+=("$!")
-done
-# Cosigned by all three before the load starts.
-deadline=$((SECONDS + 60))
-until [[ $(curl -fsS "$url/log/checkpoint" | grep -c '^— bench/w') == 3 ]]; do
-    ((SECONDS < deadline)) || die "the witnesses did not cosign: $(tail -n 5 "$WORK"/w*.log)"
-    sleep 0.2
-done
+start_witnessed witnessed "bench.vrs/log" --metrics-addr "127.0.0.1:$mport" \
+    ${SERVE_EXTRA[@]+"${SERVE_EXTRA[@]}"}
+url="$WITNESSED_URL"
 load "$url" witnessed
 curl -fsS "http://127.0.0.1:$mport/metrics" >"$WORK/metrics.txt"
 stop_servers

@@ -28,10 +28,6 @@ else
     build_release vrs
 fi
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # Places $BETS bets on $1, one a second, then waits for each result; writes one line per game
 # (game id, seconds from the 202 to the resolved result) to $WORK/$2.txt.
 measure() {
@@ -106,40 +102,9 @@ if ((lanes > cores)); then
     exit 0
 fi
 
-port="$(free_port)"
-origin="bench.vrs/latency"
-wflags=()
-wports=()
-for i in 1 2 3; do
-    mkdir -p "$WORK/w$i"
-    key="$("$VRS" witness --name "bench/w$i" --state-dir "$WORK/w$i" --print-key)"
-    wport="$(free_port)"
-    wports+=("$wport")
-    wflags+=(--witness "$key http://127.0.0.1:$wport")
-done
-mkdir -p "$WORK/witnessed"
-(cd "$WORK" && exec env -u DATABASE_URL "$VRS" serve --addr "127.0.0.1:$port" --rate-limit 0 \
-    --data-dir "$WORK/witnessed" --log-origin "$origin" "${wflags[@]}" \
-    --epoch-ms "$EPOCH_MS" --security-margin "$margin" --max-rate "$S") >"$WORK/witnessed.log" 2>&1 &
-PIDS+=("$!")
-url="http://127.0.0.1:$port"
-deadline=$((SECONDS + READY_TIMEOUT))
-until curl -fsS --max-time 2 "$url/health" 2>/dev/null | grep -q '"status":"ok"'; do
-    ((SECONDS < deadline)) || die "the witnessed server did not start: $(tail -n 20 "$WORK/witnessed.log")"
-    sleep 0.2
-done
-log_key="$(sed -n "s|^vrs log $origin key \(.*\)$|\1|p" "$WORK/witnessed.log" | head -n 1)"
-[[ -n $log_key ]] || die "the server printed no log key"
-for i in 1 2 3; do
-    "$VRS" witness --name "bench/w$i" --state-dir "$WORK/w$i" --addr "127.0.0.1:${wports[$((i - 1))]}" \
-        --log "$log_key $url/log/" >"$WORK/w$i.log" 2>&1 &
-    PIDS+=("$!")
-done
-deadline=$((SECONDS + 60))
-until [[ $(curl -fsS "$url/log/checkpoint" | grep -c '^— bench/w') == 3 ]]; do
-    ((SECONDS < deadline)) || die "the witnesses did not cosign: $(tail -n 5 "$WORK"/w*.log)"
-    sleep 0.2
-done
+start_witnessed witnessed "bench.vrs/latency" --epoch-ms "$EPOCH_MS" --security-margin "$margin" \
+    --max-rate "$S"
+url="$WITNESSED_URL"
 grep -i "warning" "$WORK/witnessed.log" | head -n 3 || true
 measure "$url" witnessed
 passed=0

@@ -485,43 +485,70 @@ impl Http {
         url: &str,
         request: reqwest::RequestBuilder,
     ) -> anyhow::Result<(reqwest::StatusCode, String)> {
+        let (status, bytes) = self.send_bytes(url, request)?;
+        Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
+    }
+
+    /// Sends `request`; while the server answers 503 (busy, or no leader yet) it waits as its
+    /// Retry-After says (at most 10 s at a time, [`BUSY_WAIT`] in all) and asks again.
+    fn send_bytes(
+        &self,
+        url: &str,
+        request: reqwest::RequestBuilder,
+    ) -> anyhow::Result<(reqwest::StatusCode, Vec<u8>)> {
         self.runtime.block_on(async {
-            let resp = request
-                .send()
-                .await
-                .with_context(|| format!("{url}: no answer"))?;
-            let status = resp.status();
-            let text = resp
-                .text()
-                .await
-                .with_context(|| format!("{url}: reading the answer"))?;
-            Ok((status, text))
+            let mut request = request;
+            let mut waited = Duration::ZERO;
+            loop {
+                let again = request.try_clone();
+                let resp = request
+                    .send()
+                    .await
+                    .with_context(|| format!("{url}: no answer"))?;
+                let status = resp.status();
+                if status == reqwest::StatusCode::SERVICE_UNAVAILABLE {
+                    let pause = retry_after(&resp);
+                    if let Some(next) = again.filter(|_| waited + pause <= BUSY_WAIT) {
+                        tokio::time::sleep(pause).await;
+                        waited += pause;
+                        request = next;
+                        continue;
+                    }
+                }
+                let bytes = resp
+                    .bytes()
+                    .await
+                    .with_context(|| format!("{url}: reading the answer"))?;
+                return Ok((status, bytes.to_vec()));
+            }
         })
     }
 }
 
+/// How long the checking commands wait in all for a server that answers 503.
+const BUSY_WAIT: Duration = Duration::from_secs(60);
+
+/// A 503's Retry-After in seconds (default 1), between 0.2 and 10 s.
+fn retry_after(resp: &reqwest::Response) -> Duration {
+    let secs = resp
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(1);
+    Duration::from_secs(secs.min(10)).max(Duration::from_millis(200))
+}
+
 impl Fetch for Http {
     fn get_bytes_opt(&self, url: &str) -> anyhow::Result<Option<Vec<u8>>> {
-        self.runtime.block_on(async {
-            let resp = self
-                .client
-                .get(url)
-                .send()
-                .await
-                .with_context(|| format!("{url}: no answer"))?;
-            let status = resp.status();
-            if status == reqwest::StatusCode::NOT_FOUND {
-                return Ok(None);
-            }
-            let bytes = resp
-                .bytes()
-                .await
-                .with_context(|| format!("{url}: reading the answer"))?;
-            if !status.is_success() {
-                bail!("{url}: HTTP {status}: {}", String::from_utf8_lossy(&bytes));
-            }
-            Ok(Some(bytes.to_vec()))
-        })
+        let (status, bytes) = self.send_bytes(url, self.client.get(url))?;
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            bail!("{url}: HTTP {status}: {}", String::from_utf8_lossy(&bytes));
+        }
+        Ok(Some(bytes))
     }
 
     fn get_opt(&self, url: &str) -> anyhow::Result<Option<Value>> {
@@ -1130,4 +1157,37 @@ fn new_game(bet: &Value) -> Result<NewGame, String> {
         leaf: Vec::new(),
         acceptance: None,
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// A server that answers `answers` in turn, one connection each, then stops.
+    fn serve(answers: Vec<&'static str>) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for answer in answers {
+                let (mut s, _) = listener.accept().unwrap();
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf);
+                s.write_all(answer.as_bytes()).unwrap();
+            }
+        });
+        url
+    }
+
+    #[test]
+    fn a_busy_server_is_asked_again_as_its_retry_after_says() {
+        let busy = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nConnection: close\r\n\
+                    Content-Length: 2\r\n\r\n{}";
+        let ok = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\
+                  Content-Length: 8\r\n\r\n{\"a\":1}\n";
+        let url = serve(vec![busy, busy, ok]);
+        let v = Http::new().unwrap().get(&format!("{url}/x")).unwrap();
+        assert_eq!(v["a"], 1);
+    }
 }
