@@ -73,3 +73,13 @@ def test_quorum_none_requires_no_cosignature() -> None:
     case = next(c for c in VECTOR["cases"] if c["passes"] and c["with_policy"])
     ok, detail, calldata = _verdict(case, log=dict(case["log"], cosigned=[]), policy=none)
     assert ok and calldata == case["calldata"] and detail.endswith("cosigned by [])"), detail
+
+
+def test_an_entry_with_white_space_in_its_hex_is_not_hex() -> None:
+    # bytes.fromhex would take "ab cd"; the Rust and TypeScript verifiers refuse it, and so does
+    # this one, without a policy too.
+    case = next(c for c in VECTOR["cases"] if c["passes"] and not c["with_policy"])
+    log = copy.deepcopy(case["log"])
+    log["bound"]["entry"] = log["bound"]["entry"][:2] + " " + log["bound"]["entry"][2:]
+    ok, detail, _ = _verdict(case, log=log)
+    assert not ok and "the anchor entry is not hex" in detail, detail

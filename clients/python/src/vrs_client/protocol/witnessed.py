@@ -583,8 +583,8 @@ def anchor_bound(log, policy: "Policy | None") -> AnchorBound:
     cosigned = log.get("cosigned", [])
     need(isinstance(cosigned, list), "anchor.log.cosigned is not a list")
     try:
-        entry_bytes = bytes.fromhex(b["entry"])
-    except ValueError:
+        entry_bytes = unhex(b["entry"], None, "the anchor entry")
+    except StepFail:
         raise StepFail("the anchor entry is not hex") from None
     entry = decode_entry(entry_bytes)
     need(isinstance(entry, AnchorEntry), f"log entry {b['index']} is not an anchor entry")
