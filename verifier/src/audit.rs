@@ -18,7 +18,7 @@ use clap::Args;
 use num_bigint::BigUint;
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 use vrs_engine::batch::{self, BatchBackend, VerifyItem};
 use vrs_engine::group::Modulus;
@@ -102,6 +102,8 @@ pub struct LogSummary {
     size: u64,
     /// The policy names of the witnesses that cosigned it.
     cosigned_by: Vec<String>,
+    /// Whether they satisfy the policy's quorum.
+    quorum: bool,
     /// Epochs of the range that a void entry names. A void decides nothing: an epoch whose
     /// commitment the quorum cosigned in time stays witnessed (a witness that was down catches
     /// up that way).
@@ -250,6 +252,8 @@ pub fn audit(
         })
     };
     let mut items = Vec::new();
+    // Epochs whose `witnessed` step passed (log_history compares them with the moves).
+    let mut witnessed_ok = BTreeSet::new();
     let mut item_epochs = Vec::new();
     // Class-group epochs: (epoch, seed_e) to verify one by one on rayon.
     let mut class_items = Vec::new();
@@ -311,8 +315,11 @@ pub fn audit(
                 .log
                 .clone()
                 .and_then(|log| crate::witnessed::step(floor, e.number, log.as_ref(), shown));
-            if let Err(detail) = result {
-                fail(e.number, "witnessed", detail);
+            match result {
+                Ok(_) => {
+                    witnessed_ok.insert(e.number);
+                }
+                Err(detail) => fail(e.number, "witnessed", detail),
             }
         }
         if merkle::root(&e.leaf_hashes) != e.bets_root || e.leaf_hashes.len() as u64 != e.bet_count
@@ -424,8 +431,28 @@ pub fn audit(
         &mut fail,
     )?;
 
-    let log = witness.map(|floor| check_history(fetch, server, &floor.policy, &epochs, &mut fail));
+    let log = witness.map(|floor| {
+        let range = (epochs.as_slice(), &witnessed_ok);
+        check_history(fetch, server, &floor.policy, range, &mut fail)
+    });
 
+    let notes = match witness {
+        None => vec![crate::witnessed::UNCHECKED_NOTE.to_owned()],
+        Some(floor) => {
+            let mut notes = crate::witnessed::policy_notes(floor);
+            if let Some(l) = log.as_ref().filter(|l| l.size > 0 && !l.quorum) {
+                notes.push(format!(
+                    "log_history: the log's latest checkpoint (size {}) is cosigned by [{}], \
+                     short of the quorum: the entries beyond the range's own cosigned \
+                     checkpoints were replayed under the log's signature alone (run the \
+                     audit again later)",
+                    l.size,
+                    l.cosigned_by.join(", ")
+                ));
+            }
+            notes
+        }
+    };
     failures.sort_by_key(|f| f.epoch);
     let summary = Summary {
         server: server.to_owned(),
@@ -441,10 +468,7 @@ pub fn audit(
         log,
         verified: failures.is_empty(),
         failures,
-        notes: match witness {
-            None => vec![crate::witnessed::UNCHECKED_NOTE.to_owned()],
-            Some(floor) => crate::witnessed::policy_notes(floor),
-        },
+        notes,
     };
     Ok((summary, backend_name))
 }
@@ -455,7 +479,7 @@ fn check_history(
     fetch: &dyn Fetch,
     server: &str,
     policy: &Policy,
-    epochs: &[Epoch],
+    (epochs, witnessed): (&[Epoch], &BTreeSet<u64>),
     fail: &mut impl FnMut(u64, &'static str, String),
 ) -> LogSummary {
     let first = epochs.first().map_or(0, |e| e.number);
@@ -471,37 +495,50 @@ fn check_history(
         }
     };
     let mut voided = Vec::new();
-    let mut batches = std::collections::BTreeSet::new();
     for e in epochs {
         if read.history.voids.contains_key(&e.number) {
             voided.push(e.number);
+        }
+        // Rule 9's in-time clause, which a replay cannot apply: an epoch this auditor found
+        // witnessed in time keeps its outcome, so a move of its games is a second draw.
+        if let Some((index, to)) = read.history.moves.get(&e.number) {
+            if witnessed.contains(&e.number) {
+                fail(
+                    e.number,
+                    "log_history",
+                    format!(
+                        "epoch {} is witnessed in time and the log also moves its games to \
+                         epoch {to} (entry {index}): two outcomes for its games",
+                        e.number
+                    ),
+                );
+            }
         }
         if let Ok(Some(ev)) = &e.log {
             if let Err(detail) = crate::log_history::evidence_in(&read.history, ev) {
                 fail(e.number, "log_history", detail);
             }
         }
-        // Each anchor batch once: the log size and root its calldata carries.
+        // The anchor batch it shows: the log size and root its calldata carries.
         if let Ok(Some(Claim {
             batch,
             log: Some(log),
             ..
         })) = Claim::parse(&e.anchor)
         {
-            if batches.insert(batch) {
-                if let Err(detail) = crate::log_history::anchor_log_in(&read.history, &log) {
-                    fail(
-                        e.number,
-                        "log_history",
-                        format!("anchor batch {batch}: {detail}"),
-                    );
-                }
+            if let Err(detail) = crate::log_history::anchor_log_in(&read.history, &log) {
+                fail(
+                    e.number,
+                    "log_history",
+                    format!("anchor batch {batch}: {detail}"),
+                );
             }
         }
     }
     LogSummary {
         size: read.history.tree.size(),
         cosigned_by: read.cosigned_by,
+        quorum: read.quorum,
         voided,
     }
 }

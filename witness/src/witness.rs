@@ -197,6 +197,7 @@ impl Witness {
                 now_ms: vrs_observe::clock::now_ms().max(0) as u64,
                 delta_ms: self.config.delta_ms,
                 first_contact: state.size == 0,
+                audit: false,
             };
             match rules::apply(&state.app, state.size, &decoded, clock) {
                 Ok(app) => next.app = app,

@@ -3,8 +3,10 @@
 //! The step proves one plan, one commitment and one output; that the log holds no second
 //! commitment of the epoch, no second output of p and no second root of a batch rests on
 //! rules 3, 6, 7 and 8 of a vrs witness in the quorum. Replaying every entry from the first,
-//! under rules 1–3 and 5–8 (not the clock: the auditor was not there), checks them whatever
-//! witnesses the log had, plain C2SP ones included.
+//! as one submission under rules 1–3 and 5–9 (not the clock: the auditor was not there, and
+//! so not rule 9's in-time clause, which the auditor checks against its own `witnessed`
+//! verdicts through [`History::moves`]), checks them whatever witnesses the log had, plain
+//! C2SP ones included. A replay keeps every epoch, not a witness's last 256.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +23,8 @@ pub struct History {
     pub voids: BTreeMap<u64, u64>,
     /// Each epoch's commitment, by epoch: its index.
     pub commitments: BTreeMap<u64, u64>,
+    /// Each epoch whose games a move sends elsewhere: (the move's index, the destination).
+    pub moves: BTreeMap<u64, (u64, u64)>,
 }
 
 impl History {
@@ -44,13 +48,14 @@ impl History {
 }
 
 /// Replays `entries`, the log from its first entry, and checks that they make up the tree of
-/// `root` (their number is its size). `now_ms` is the auditor's clock: a void stamped ahead of
-/// it is the only time a replay compares. `Err`: the first entry that breaks a rule, with why.
-pub fn replay(entries: &[Vec<u8>], root: Hash, now_ms: u64) -> Result<History, Refusal> {
+/// `root` (their number is its size). No stamp is compared. `Err`: the first entry that
+/// breaks a rule, with why.
+pub fn replay(entries: &[Vec<u8>], root: Hash) -> Result<History, Refusal> {
     let mut decoded = Vec::with_capacity(entries.len());
     let mut tree = LogTree::new();
     let mut voids = BTreeMap::new();
     let mut commitments = BTreeMap::new();
+    let mut moves = BTreeMap::new();
     for bytes in entries {
         let index = tree.size();
         let refuse = |reason: String| Refusal { index, reason };
@@ -76,6 +81,9 @@ pub fn replay(entries: &[Vec<u8>], root: Hash, now_ms: u64) -> Result<History, R
             (LogEntry::Commitment(c), _) => {
                 commitments.insert(c.epoch, index);
             }
+            (LogEntry::Move(m), _) => {
+                moves.insert(m.epoch, (index, m.to));
+            }
             _ => {}
         }
         tree.append(bytes.clone())
@@ -92,22 +100,24 @@ pub fn replay(entries: &[Vec<u8>], root: Hash, now_ms: u64) -> Result<History, R
         });
     }
     let clock = Clock {
-        now_ms,
+        now_ms: 0,
         delta_ms: 0,
         first_contact: true,
+        audit: true,
     };
     rules::apply(&AppState::default(), 0, &decoded, clock)?;
     Ok(History {
         tree,
         voids,
         commitments,
+        moves,
     })
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::entry::{CommitmentEntry, OperatorEntry, PlanEntry, VoidEntry};
+    use super::super::entry::{CommitmentEntry, MoveEntry, OperatorEntry, PlanEntry, VoidEntry};
     use super::*;
 
     const T0: u64 = 1_800_000_000_000;
@@ -155,7 +165,7 @@ mod tests {
         for b in &bytes {
             tree.append(b.clone()).unwrap();
         }
-        replay(&bytes, tree.root(), T0 + 100_000)
+        replay(&bytes, tree.root())
     }
 
     #[test]
@@ -164,13 +174,29 @@ mod tests {
             epoch: 2,
             stamped_ms: T0 + 5000,
         });
-        let h = run(&[operator(), plan(1), commit(1, 1), plan(2), void, plan(3)]).unwrap();
-        assert_eq!(h.tree.size(), 6);
+        let moved = LogEntry::Move(MoveEntry {
+            epoch: 2,
+            to: 3,
+            bets_root: [0; 32],
+            bet_count: 0,
+        });
+        let log = [
+            operator(),
+            plan(1),
+            commit(1, 1),
+            plan(2),
+            void,
+            plan(3),
+            moved,
+        ];
+        let h = run(&log).unwrap();
+        assert_eq!(h.tree.size(), 7);
         assert_eq!(h.voids.get(&2), Some(&4));
         assert_eq!(h.commitments.get(&1), Some(&2));
+        assert_eq!(h.moves.get(&2), Some(&(6, 3)));
         h.holds(3, h.tree.root_at(3).unwrap()).unwrap();
         assert!(h.holds(3, h.tree.root_at(4).unwrap()).is_err());
-        assert!(h.holds(7, h.tree.root()).is_err());
+        assert!(h.holds(8, h.tree.root()).is_err());
     }
 
     #[test]
@@ -199,7 +225,7 @@ mod tests {
     #[test]
     fn entries_that_are_not_the_checkpoints_tree_fail() {
         let bytes: Vec<Vec<u8>> = [operator(), plan(1)].iter().map(LogEntry::encode).collect();
-        let r = replay(&bytes, Hash([9; 32]), T0).unwrap_err();
+        let r = replay(&bytes, Hash([9; 32])).unwrap_err();
         assert!(r.reason.contains("do not make up"), "{r}");
     }
 }

@@ -60,11 +60,12 @@ pub struct EpochSeen {
     pub deadline_ms: u64,
     pub committed: bool,
     pub void: bool,
-    /// This witness took the commitment under the clock rule (not on first contact, not with
-    /// a void in the same submission): it vouched that it came in time, so it refuses to move
-    /// the epoch's games (rule 9).
+    /// This witness cosigned the commitment at a time a verifier may count in time (by its
+    /// clock, at most deadline + δ + 1 s, whether or not a void came with it; on first contact
+    /// always, to be safe): it refuses to move the epoch's games (rule 9). None: state written
+    /// before this was kept, read as `committed`.
     #[serde(default)]
-    pub in_time: bool,
+    pub in_time: Option<bool>,
     /// The commitment's bets root (hex) and count, which a move of the epoch repeats.
     #[serde(default)]
     pub bets: Option<(String, u64)>,
@@ -84,7 +85,7 @@ impl EpochSeen {
             deadline_ms: p.deadline_ms,
             committed: false,
             void: false,
-            in_time: false,
+            in_time: None,
             bets: None,
             moved: false,
         }
@@ -108,6 +109,10 @@ pub struct Clock {
     pub delta_ms: u64,
     /// First contact: the history is not timed.
     pub first_contact: bool,
+    /// An auditor's replay of the whole log (history.rs): as first contact, and no commitment
+    /// is vouched for, since the auditor cosigned nothing (rule 9's in-time clause is the
+    /// auditor's own check).
+    pub audit: bool,
 }
 
 /// Applies the rules to `entries` (decoded, in log order, the first at `first_index`);
@@ -232,10 +237,14 @@ pub fn apply(
                 }
                 seen.committed = true;
                 seen.bets = Some((hex::encode(c.bets_root), c.bet_count));
+                // What a verifier's deadline line may count in time (its δ_v at most this δ,
+                // the cosignature's whole second): this witness then vouched for the epoch,
+                // even when a void came with it.
+                let by = seen.deadline_ms.saturating_add(clock.delta_ms) + 1000;
+                seen.in_time = Some(!clock.audit && (clock.first_contact || clock.now_ms <= by));
                 committed_here.insert(e);
                 if !voided_here.contains(&e) {
                     fresh(&format!("the commitment of epoch {e}"), c.closed_ms)?;
-                    seen.in_time = !clock.first_contact;
                 }
             }
             LogEntry::Void(v) => {
@@ -363,10 +372,15 @@ pub fn apply(
                         "a second move of epoch {e}: its games go to one epoch"
                     )));
                 }
-                if seen.in_time {
+                if seen.in_time.unwrap_or(seen.committed) {
                     return Err(refuse(format!(
                         "move of epoch {e}, whose commitment this witness cosigned in time: its \
                          games keep its outcome"
+                    )));
+                }
+                if seen.committed && seen.bets.is_none() {
+                    return Err(refuse(format!(
+                        "move of epoch {e}, whose committed bets this witness does not hold"
                     )));
                 }
                 if let Some((root, count)) = &seen.bets {
@@ -445,6 +459,7 @@ mod tests {
             now_ms: now,
             delta_ms: 500,
             first_contact: false,
+            audit: false,
         }
     }
 
@@ -692,7 +707,7 @@ mod tests {
     #[test]
     fn a_commitment_cosigned_in_time_keeps_its_games() {
         let s = apply(&started(), 1, &[commit(1, T0, T0 + 900)], at(T0 + 900)).unwrap();
-        assert!(s.epochs[&1].in_time);
+        assert_eq!(s.epochs[&1].in_time, Some(true));
         // A void may follow (for a witness catching up), a move may not: this witness saw
         // the commitment in time, so the epoch's outcome stands.
         let later = T0 + 60_000;
@@ -704,8 +719,25 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.reason.contains("cosigned in time"), "{e}");
-        // A commitment taken late, with its void, vouches for nothing: its games move, with
-        // the bets it committed.
+        // Nor when the operator sends a void with the commitment, in time: the void exempts
+        // the commitment from the stamp check, not the epoch from its outcome (the operator
+        // would otherwise look at y_e and move the games if it disliked it).
+        let s = apply(
+            &started(),
+            1,
+            &[
+                commit(1, T0, T0 + 900),
+                void(1, T0 + 900),
+                plan(2, T0 + 900),
+            ],
+            at(T0 + 900),
+        )
+        .unwrap();
+        assert_eq!(s.epochs[&1].in_time, Some(true));
+        let e = apply(&s, 4, &[moved(1, 2, 0, 0)], at(later)).unwrap_err();
+        assert!(e.reason.contains("cosigned in time"), "{e}");
+        // A commitment first seen past deadline + δ + 1 s, with its void, vouches for
+        // nothing: its games move, with the bets it committed.
         let s = apply(
             &started(),
             1,
@@ -713,22 +745,40 @@ mod tests {
             at(later),
         )
         .unwrap();
-        assert!(!s.epochs[&1].in_time);
+        assert_eq!(s.epochs[&1].in_time, Some(false));
         let e = apply(&s, 4, &[moved(1, 2, 9, 0)], at(later)).unwrap_err();
         assert!(e.reason.contains("other bets than its commitment's"), "{e}");
         apply(&s, 4, &[moved(1, 2, 0, 0)], at(later)).unwrap();
-        // On first contact nothing was cosigned in time either.
+        // On first contact every commitment counts as vouched for (a witness that re-joins
+        // forgot what it cosigned); an auditor's replay vouches for none.
         let first = Clock {
             first_contact: true,
             ..at(later)
         };
-        let s = apply(
-            &AppState::default(),
-            0,
-            &[plan(1, T0), commit(1, T0, T0 + 900)],
-            first,
+        let history = [plan(1, T0), commit(1, T0, T0 + 900)];
+        let s = apply(&AppState::default(), 0, &history, first).unwrap();
+        assert_eq!(s.epochs[&1].in_time, Some(true));
+        let replay = Clock {
+            audit: true,
+            ..first
+        };
+        let s = apply(&AppState::default(), 0, &history, replay).unwrap();
+        assert_eq!(s.epochs[&1].in_time, Some(false));
+    }
+
+    #[test]
+    fn state_kept_before_rule_9_reads_a_committed_epoch_as_vouched_for() {
+        let mut s = apply(&started(), 1, &[commit(1, T0, T0 + 900)], at(T0 + 900)).unwrap();
+        let old = s.epochs.get_mut(&1).unwrap();
+        (old.in_time, old.bets) = (None, None);
+        let later = T0 + 60_000;
+        let e = apply(
+            &s,
+            2,
+            &[void(1, later), plan(2, later), moved(1, 2, 0, 0)],
+            at(later),
         )
-        .unwrap();
-        assert!(!s.epochs[&1].in_time);
+        .unwrap_err();
+        assert!(e.reason.contains("cosigned in time"), "{e}");
     }
 }

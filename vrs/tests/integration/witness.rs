@@ -170,8 +170,9 @@ fn moved(e: u64, to: u64, root: u8) -> LogEntry {
 }
 
 /// Rule 9: a witness moves a void epoch's games to an open later epoch only when it did not
-/// cosign the epoch's commitment in time, once, with the bets the commitment fixed; and it
-/// remembers what it vouched for across kill -9.
+/// cosign the epoch's commitment at a time a verifier may count in time (a void sent with the
+/// commitment changes nothing), once, with the bets the commitment fixed; and it remembers what
+/// it vouched for across kill -9.
 #[test]
 fn a_witness_moves_a_void_epochs_games_only_if_it_did_not_vouch_for_its_commitment() {
     let dir = tempfile::tempdir().unwrap();
@@ -181,23 +182,30 @@ fn a_witness_moves_a_void_epochs_games_only_if_it_did_not_vouch_for_its_commitme
     log.append(&operator());
     log.append(&plan(1, t1, T));
     assert_eq!(log.push(&w.url, 0).0, 200);
+    // Epoch 1 committed in time, but sent with a void of itself, as an operator that wants to
+    // keep the move open until it has seen y_1 would send it; epoch 2's plan has a deadline
+    // 100 ms after its opening.
     let t2 = now();
-    log.append(&commit(1, t1, t2, 1, T));
-    log.append(&plan(2, t2, T));
+    let short = LogEntry::Plan(PlanEntry {
+        deadline_ms: t2 + 100,
+        ..match plan(2, t2, T) {
+            LogEntry::Plan(p) => p,
+            _ => unreachable!(),
+        }
+    });
+    for e in [commit(1, t1, t2, 1, T), void(1), short] {
+        log.append(&e);
+    }
     assert_eq!(log.push(&w.url, 2).0, 200);
-    let honest = log.prefix(4);
-    let try_tree = |w: &WitnessProc, tree: &LogTree| -> (u16, String) {
+    let try_tree = |w: &WitnessProc, tree: &LogTree, old: u64| -> (u16, String) {
         let saved = log.swap(tree.clone());
-        let answer = log.push(&w.url, 4);
+        let answer = log.push(&w.url, old);
         log.swap(saved);
         answer
     };
-    // Epoch 1's commitment was cosigned in time: a void may follow, a move may not.
-    let mut take_back = honest.clone();
-    for e in [void(1), moved(1, 2, 0)] {
-        take_back.append(e.encode()).unwrap();
-    }
-    let (status, why) = try_tree(&w, &take_back);
+    let mut second_draw = log.prefix(5);
+    second_draw.append(moved(1, 2, 0).encode()).unwrap();
+    let (status, why) = try_tree(&w, &second_draw, 5);
     assert_eq!(status, 403, "{why}");
     assert!(
         why.contains("whose commitment this witness cosigned in time"),
@@ -206,24 +214,27 @@ fn a_witness_moves_a_void_epochs_games_only_if_it_did_not_vouch_for_its_commitme
 
     w.kill9();
     let w = WitnessProc::start(dir.path(), "w.test/1", &[log.witness_arg()], 2_000);
-    let (status, why) = try_tree(&w, &take_back);
+    let (status, why) = try_tree(&w, &second_draw, 5);
     assert_eq!(status, 403, "after kill -9: {why}");
 
-    // Epoch 2's commitment comes late, with its void: it vouches for nothing, and its games
-    // move to epoch 3, open, with the bets it committed; once.
+    // Epoch 2's commitment reaches the witness past its deadline + δ + 1 s, with its void: it
+    // vouches for nothing, and its games move to epoch 3, open, with the bets it committed;
+    // once.
+    std::thread::sleep(Duration::from_millis(3_600));
     let t3 = now();
-    for e in [commit(2, t2, t3, 2, T), void(2), plan(3, t3, T)] {
+    for e in [commit(2, t2, t2 + 100, 2, T), void(2), plan(3, t3, T)] {
         log.append(&e);
     }
-    let mut other_bets = log.prefix(7);
+    let mut other_bets = log.prefix(8);
     other_bets.append(moved(2, 3, 9).encode()).unwrap();
-    let (status, why) = try_tree(&w, &other_bets);
+    let (status, why) = try_tree(&w, &other_bets, 5);
     assert_eq!(status, 403, "{why}");
     assert!(why.contains("other bets than its commitment's"), "{why}");
     log.append(&moved(2, 3, 0));
-    assert_eq!(log.push(&w.url, 4).0, 200);
+    let (status, why) = log.push(&w.url, 5);
+    assert_eq!(status, 200, "{why}");
     log.append(&moved(2, 3, 0));
-    let (status, why) = log.push(&w.url, 8);
+    let (status, why) = log.push(&w.url, 9);
     assert_eq!(status, 403, "{why}");
     assert!(why.contains("a second move of epoch 2"), "{why}");
 }
