@@ -126,6 +126,15 @@ impl TestLog {
     pub fn push(&self, witness: &str, old: u64) -> (u16, String) {
         post(witness, &self.submission(old))
     }
+
+    /// Serves `tree` for one push from `old` (a fork, or entries the honest log never takes),
+    /// then the tree it served before; the witness's status and body.
+    pub fn push_tree(&self, witness: &str, tree: &LogTree, old: u64) -> (u16, String) {
+        let saved = self.swap(tree.clone());
+        let answer = self.push(witness, old);
+        self.swap(saved);
+        answer
+    }
 }
 
 /// Posts an add-checkpoint body; the status and body text.

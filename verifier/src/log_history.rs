@@ -14,7 +14,6 @@ use vrs_protocol::tlog::note::{checkpoint_body, verify_checkpoint};
 use vrs_protocol::tlog::policy::Policy;
 use vrs_protocol::tlog::tree::{bundle_path, bundles_for, split_bundle, TILE_WIDTH};
 use vrs_protocol::tlog::witnessed::{LogEvidence, LoggedEntry};
-use vrs_protocol::tlog::LogEntry;
 
 use crate::verify::Fetch;
 
@@ -109,20 +108,14 @@ pub fn read(fetch: &dyn Fetch, server: &str, policy: &Policy) -> Result<Read, Fa
         bar.inc(u64::from(width));
     }
     bar.finish_and_clear();
-    let epoch_at = |index: u64| {
-        entries
-            .get(index as usize)
-            .and_then(|b| LogEntry::decode(b).ok())
-            .and_then(|e| e.epoch())
-    };
-    match history::replay(&entries, cp.root) {
+    match history::replay(entries, cp.root) {
         Ok(history) => Ok(Read {
             history,
             cosigned_by,
             quorum,
         }),
         Err(r) => Err(Failed {
-            epoch: epoch_at(r.index),
+            epoch: r.epoch,
             detail: format!(
                 "the log's history breaks the witnesses' rules: entry {}: {}",
                 r.index, r.reason

@@ -623,16 +623,7 @@ mod tests {
 
     #[test]
     fn an_anchor_entry_has_its_documented_bytes() {
-        let a = LogEntry::Anchor(AnchorEntry {
-            batch: 2,
-            first_epoch: 13,
-            last_epoch: 24,
-            pool_from: 3,
-            pool_to: 5,
-            notary_from: 1,
-            notary_to: 1,
-            root: [5; 32],
-        });
+        let a = &samples()[6];
         let bytes = a.encode();
         assert_eq!(bytes.len(), 1 + 14 + 7 * 8 + 32);
         assert_eq!(&bytes[..15], b"\x0evrs/log/anchor");

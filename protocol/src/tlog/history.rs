@@ -47,10 +47,18 @@ impl History {
     }
 }
 
+/// Why a log does not replay: the first entry that breaks a rule, the epoch it names (if it
+/// decodes and names one) and the rule's words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Broken {
+    pub index: u64,
+    pub epoch: Option<u64>,
+    pub reason: String,
+}
+
 /// Replays `entries`, the log from its first entry, and checks that they make up the tree of
-/// `root` (their number is its size). No stamp is compared. `Err`: the first entry that
-/// breaks a rule, with why.
-pub fn replay(entries: &[Vec<u8>], root: Hash) -> Result<History, Refusal> {
+/// `root` (their number is its size). No stamp is compared.
+pub fn replay(entries: Vec<Vec<u8>>, root: Hash) -> Result<History, Broken> {
     let mut decoded = Vec::with_capacity(entries.len());
     let mut tree = LogTree::new();
     let mut voids = BTreeMap::new();
@@ -58,8 +66,12 @@ pub fn replay(entries: &[Vec<u8>], root: Hash) -> Result<History, Refusal> {
     let mut moves = BTreeMap::new();
     for bytes in entries {
         let index = tree.size();
-        let refuse = |reason: String| Refusal { index, reason };
-        let entry = LogEntry::decode(bytes).map_err(|e| refuse(e.to_string()))?;
+        let refuse = |reason: String| Broken {
+            index,
+            epoch: None,
+            reason,
+        };
+        let entry = LogEntry::decode(&bytes).map_err(|e| refuse(e.to_string()))?;
         match (&entry, index) {
             (LogEntry::Operator(_), 0) => {}
             (LogEntry::Operator(_), _) => {
@@ -86,13 +98,13 @@ pub fn replay(entries: &[Vec<u8>], root: Hash) -> Result<History, Refusal> {
             }
             _ => {}
         }
-        tree.append(bytes.clone())
-            .map_err(|e| refuse(e.to_string()))?;
+        tree.append(bytes).map_err(|e| refuse(e.to_string()))?;
         decoded.push(entry);
     }
     if tree.root() != root {
-        return Err(Refusal {
+        return Err(Broken {
             index: tree.size(),
+            epoch: None,
             reason: format!(
                 "the log's {} entries do not make up the checkpoint's tree",
                 tree.size()
@@ -105,7 +117,11 @@ pub fn replay(entries: &[Vec<u8>], root: Hash) -> Result<History, Refusal> {
         first_contact: true,
         audit: true,
     };
-    rules::apply(&AppState::default(), 0, &decoded, clock)?;
+    rules::apply(&AppState::default(), 0, &decoded, clock).map_err(|r: Refusal| Broken {
+        index: r.index,
+        epoch: decoded.get(r.index as usize).and_then(LogEntry::epoch),
+        reason: r.reason,
+    })?;
     Ok(History {
         tree,
         voids,
@@ -159,13 +175,13 @@ mod tests {
         })
     }
 
-    fn run(entries: &[LogEntry]) -> Result<History, Refusal> {
+    fn run(entries: &[LogEntry]) -> Result<History, Broken> {
         let bytes: Vec<Vec<u8>> = entries.iter().map(LogEntry::encode).collect();
         let mut tree = LogTree::new();
         for b in &bytes {
             tree.append(b.clone()).unwrap();
         }
-        replay(&bytes, tree.root())
+        replay(bytes, tree.root())
     }
 
     #[test]
@@ -210,22 +226,26 @@ mod tests {
         log.push(commit(1, 2));
         let r = run(&log).unwrap_err();
         assert_eq!(r.index, log.len() as u64 - 1);
-        assert!(r.reason.contains("a second commitment for epoch 1"), "{r}");
+        assert!(
+            r.reason.contains("a second commitment for epoch 1"),
+            "{r:?}"
+        );
+        assert_eq!(r.epoch, Some(1));
     }
 
     #[test]
     fn the_declaration_comes_first_and_once() {
         let r = run(&[plan(1), operator()]).unwrap_err();
-        assert!(r.reason.contains("not the operator declaration"), "{r}");
+        assert!(r.reason.contains("not the operator declaration"), "{r:?}");
         let r = run(&[operator(), plan(1), operator()]).unwrap_err();
         assert_eq!(r.index, 2);
-        assert!(r.reason.contains("a second operator declaration"), "{r}");
+        assert!(r.reason.contains("a second operator declaration"), "{r:?}");
     }
 
     #[test]
     fn entries_that_are_not_the_checkpoints_tree_fail() {
         let bytes: Vec<Vec<u8>> = [operator(), plan(1)].iter().map(LogEntry::encode).collect();
-        let r = replay(&bytes, Hash([9; 32])).unwrap_err();
-        assert!(r.reason.contains("do not make up"), "{r}");
+        let r = replay(bytes, Hash([9; 32])).unwrap_err();
+        assert!(r.reason.contains("do not make up"), "{r:?}");
     }
 }

@@ -704,6 +704,19 @@ mod tests {
         assert!(e.reason.contains("which is not void"), "{e}");
     }
 
+    /// A void and epoch 2's plan after epoch 1's commitment (entries 1 and 2), then a move of
+    /// epoch 1: refused as vouched for.
+    fn assert_move_refused_after_void(s: &AppState, now: u64) {
+        let e = apply(
+            s,
+            2,
+            &[void(1, now), plan(2, now), moved(1, 2, 0, 0)],
+            at(now),
+        )
+        .unwrap_err();
+        assert!(e.reason.contains("cosigned in time"), "{e}");
+    }
+
     #[test]
     fn a_commitment_cosigned_in_time_keeps_its_games() {
         let s = apply(&started(), 1, &[commit(1, T0, T0 + 900)], at(T0 + 900)).unwrap();
@@ -711,14 +724,7 @@ mod tests {
         // A void may follow (for a witness catching up), a move may not: this witness saw
         // the commitment in time, so the epoch's outcome stands.
         let later = T0 + 60_000;
-        let e = apply(
-            &s,
-            2,
-            &[void(1, later), plan(2, later), moved(1, 2, 0, 0)],
-            at(later),
-        )
-        .unwrap_err();
-        assert!(e.reason.contains("cosigned in time"), "{e}");
+        assert_move_refused_after_void(&s, later);
         // Nor when the operator sends a void with the commitment, in time: the void exempts
         // the commitment from the stamp check, not the epoch from its outcome (the operator
         // would otherwise look at y_e and move the games if it disliked it).
@@ -772,13 +778,6 @@ mod tests {
         let old = s.epochs.get_mut(&1).unwrap();
         (old.in_time, old.bets) = (None, None);
         let later = T0 + 60_000;
-        let e = apply(
-            &s,
-            2,
-            &[void(1, later), plan(2, later), moved(1, 2, 0, 0)],
-            at(later),
-        )
-        .unwrap_err();
-        assert!(e.reason.contains("cosigned in time"), "{e}");
+        assert_move_refused_after_void(&s, later);
     }
 }

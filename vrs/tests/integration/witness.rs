@@ -121,6 +121,10 @@ fn operator() -> LogEntry {
 }
 
 fn plan(e: u64, opened: u64, iterations: u64) -> LogEntry {
+    plan_until(e, opened, opened + 60_000, iterations)
+}
+
+fn plan_until(e: u64, opened: u64, deadline: u64, iterations: u64) -> LogEntry {
     LogEntry::Plan(PlanEntry {
         epoch: e,
         previous: e - 1,
@@ -128,7 +132,7 @@ fn plan(e: u64, opened: u64, iterations: u64) -> LogEntry {
         margin_centi: 150,
         squarings_per_second: 1_000_000,
         opened_ms: opened,
-        deadline_ms: opened + 60_000,
+        deadline_ms: deadline,
     })
 }
 
@@ -186,26 +190,14 @@ fn a_witness_moves_a_void_epochs_games_only_if_it_did_not_vouch_for_its_commitme
     // keep the move open until it has seen y_1 would send it; epoch 2's plan has a deadline
     // 100 ms after its opening.
     let t2 = now();
-    let short = LogEntry::Plan(PlanEntry {
-        deadline_ms: t2 + 100,
-        ..match plan(2, t2, T) {
-            LogEntry::Plan(p) => p,
-            _ => unreachable!(),
-        }
-    });
+    let short = plan_until(2, t2, t2 + 100, T);
     for e in [commit(1, t1, t2, 1, T), void(1), short] {
         log.append(&e);
     }
     assert_eq!(log.push(&w.url, 2).0, 200);
-    let try_tree = |w: &WitnessProc, tree: &LogTree, old: u64| -> (u16, String) {
-        let saved = log.swap(tree.clone());
-        let answer = log.push(&w.url, old);
-        log.swap(saved);
-        answer
-    };
     let mut second_draw = log.prefix(5);
     second_draw.append(moved(1, 2, 0).encode()).unwrap();
-    let (status, why) = try_tree(&w, &second_draw, 5);
+    let (status, why) = log.push_tree(&w.url, &second_draw, 5);
     assert_eq!(status, 403, "{why}");
     assert!(
         why.contains("whose commitment this witness cosigned in time"),
@@ -214,20 +206,23 @@ fn a_witness_moves_a_void_epochs_games_only_if_it_did_not_vouch_for_its_commitme
 
     w.kill9();
     let w = WitnessProc::start(dir.path(), "w.test/1", &[log.witness_arg()], 2_000);
-    let (status, why) = try_tree(&w, &second_draw, 5);
+    let (status, why) = log.push_tree(&w.url, &second_draw, 5);
     assert_eq!(status, 403, "after kill -9: {why}");
 
     // Epoch 2's commitment reaches the witness past its deadline + δ + 1 s, with its void: it
     // vouches for nothing, and its games move to epoch 3, open, with the bets it committed;
     // once.
-    std::thread::sleep(Duration::from_millis(3_600));
+    // (Until the witness's clock is past it: δ is 2 s.)
+    while now() <= t2 + 100 + 2_000 + 1_000 + 100 {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let t3 = now();
     for e in [commit(2, t2, t2 + 100, 2, T), void(2), plan(3, t3, T)] {
         log.append(&e);
     }
     let mut other_bets = log.prefix(8);
     other_bets.append(moved(2, 3, 9).encode()).unwrap();
-    let (status, why) = try_tree(&w, &other_bets, 5);
+    let (status, why) = log.push_tree(&w.url, &other_bets, 5);
     assert_eq!(status, 403, "{why}");
     assert!(why.contains("other bets than its commitment's"), "{why}");
     log.append(&moved(2, 3, 0));
@@ -314,13 +309,7 @@ fn a_witness_answers_every_wrong_checkpoint_with_the_protocols_status_and_keeps_
         l.append(&commit(2, t2, t3, 99, T));
         l.append(&plan(3, t3, T));
     });
-    let try_tree = |tree: &LogTree, old: u64| -> (u16, String) {
-        let saved = log.swap(tree.clone());
-        let answer = log.push(&w.url, old);
-        log.swap(saved);
-        answer
-    };
-    let (status, why) = try_tree(&fork, 6);
+    let (status, why) = log.push_tree(&w.url, &fork, 6);
     assert_eq!(status, 422, "{why}");
 
     // 403: a second commitment for epoch 3, as the next entries of the honest tree.
@@ -328,7 +317,7 @@ fn a_witness_answers_every_wrong_checkpoint_with_the_protocols_status_and_keeps_
     let mut twice = honest.clone();
     twice.append(commit(3, t3, t4, 3, T).encode()).unwrap();
     twice.append(commit(3, t3, t4, 4, T).encode()).unwrap();
-    let (status, why) = try_tree(&twice, 6);
+    let (status, why) = log.push_tree(&w.url, &twice, 6);
     assert_eq!(status, 403, "{why}");
     assert!(why.contains("second commitment for epoch 3"), "{why}");
 
@@ -336,7 +325,7 @@ fn a_witness_answers_every_wrong_checkpoint_with_the_protocols_status_and_keeps_
     let mut outputs = honest.clone();
     outputs.append(output(1, b"y1").encode()).unwrap();
     outputs.append(output(1, b"y1'").encode()).unwrap();
-    let (status, why) = try_tree(&outputs, 6);
+    let (status, why) = log.push_tree(&w.url, &outputs, 6);
     assert_eq!(status, 403, "{why}");
     assert!(why.contains("output of epoch 1 after that of 1"), "{why}");
 
@@ -345,7 +334,7 @@ fn a_witness_answers_every_wrong_checkpoint_with_the_protocols_status_and_keeps_
     let mut late = honest.clone();
     late.append(commit(3, t3, now(), 3, T).encode()).unwrap();
     std::thread::sleep(Duration::from_millis(2_500));
-    let (status, why) = try_tree(&late, 6);
+    let (status, why) = log.push_tree(&w.url, &late, 6);
     assert_eq!(status, 403, "{why}");
     assert!(why.contains("behind this witness's clock"), "{why}");
 
@@ -357,16 +346,10 @@ fn a_witness_answers_every_wrong_checkpoint_with_the_protocols_status_and_keeps_
         panic!("expected 409 after the restart, got {r:?}")
     };
     assert_eq!(resp.into_string().unwrap(), "6\n");
-    let try_tree = |tree: &LogTree, old: u64| -> u16 {
-        let saved = log.swap(tree.clone());
-        let answer = log.push(&w.url, old).0;
-        log.swap(saved);
-        answer
-    };
-    assert_eq!(try_tree(&twice, 6), 403);
-    assert_eq!(try_tree(&outputs, 6), 403);
-    assert_eq!(try_tree(&late, 6), 403);
-    assert_eq!(try_tree(&fork, 6), 422);
+    assert_eq!(log.push_tree(&w.url, &twice, 6).0, 403);
+    assert_eq!(log.push_tree(&w.url, &outputs, 6).0, 403);
+    assert_eq!(log.push_tree(&w.url, &late, 6).0, 403);
+    assert_eq!(log.push_tree(&w.url, &fork, 6).0, 422);
 
     // The honest log goes on.
     log.append(&commit(3, t3, now(), 3, T));
@@ -407,18 +390,12 @@ fn a_witness_answers_every_wrong_checkpoint_with_the_protocols_status_and_keeps_
     assert_eq!(log.push(&w.url, 7).0, 200);
     let mut second = log.prefix(8);
     second.append(anchor(1, 0xb1).encode()).unwrap();
-    let try_tree = |w: &WitnessProc, tree: &LogTree, old: u64| -> (u16, String) {
-        let saved = log.swap(tree.clone());
-        let answer = log.push(&w.url, old);
-        log.swap(saved);
-        answer
-    };
-    let (status, why) = try_tree(&w, &second, 8);
+    let (status, why) = log.push_tree(&w.url, &second, 8);
     assert_eq!(status, 403, "{why}");
     assert!(why.contains("a second root for anchor batch 1"), "{why}");
     w.kill9();
     let w = WitnessProc::start(dir.path(), "w.test/1", &[log.witness_arg()], 2_000);
-    let (status, why) = try_tree(&w, &second, 8);
+    let (status, why) = log.push_tree(&w.url, &second, 8);
     assert_eq!(status, 403, "{why}");
     assert!(why.contains("a second root for anchor batch 1"), "{why}");
     log.append(&anchor(2, 0xa2));
@@ -433,7 +410,7 @@ fn a_witness_answers_every_wrong_checkpoint_with_the_protocols_status_and_keeps_
         ..third
     };
     overlap.append(LogEntry::Anchor(again).encode()).unwrap();
-    let (status, why) = try_tree(&w, &overlap, 9);
+    let (status, why) = log.push_tree(&w.url, &overlap, 9);
     assert_eq!(status, 403, "{why}");
     assert!(why.contains("no record is in two batches"), "{why}");
 }
