@@ -539,6 +539,34 @@ pub trait EpochStore: Send + Sync {
         games: &[GameResolution],
     ) -> StoreResult<()>;
 
+    /// Resolves a closed epoch's output but holds its games: they stay pending until
+    /// [`Self::resolve_held_games`]. A server with witnesses resolves an epoch's games only
+    /// once its commitment is witnessed, or, if it is void, with the epoch its games were moved
+    /// to (docs/PROTOCOL.md §21, "Voids"); the chain of outputs goes on meanwhile.
+    async fn resolve_epoch_holding_games(
+        &self,
+        epoch: u64,
+        output: &EpochOutput,
+    ) -> StoreResult<()>;
+
+    /// Resolves the held games of epoch `epoch` from the output of epoch `from` (`epoch`
+    /// itself, or the witnessed epoch its games were moved to), atomically as readers see
+    /// them. Refused unless the epoch is resolved with its games held, and, as
+    /// [`Self::resolve_epoch`], unless `games` names each of its games once.
+    async fn resolve_held_games(
+        &self,
+        epoch: u64,
+        from: u64,
+        games: &[GameResolution],
+    ) -> StoreResult<()>;
+
+    /// Resolved epochs whose games are held, oldest first.
+    async fn held_epochs(&self) -> StoreResult<Vec<u64>>;
+
+    /// The epoch whose output epoch `epoch`'s games took: `epoch` itself, or the epoch they
+    /// were moved to; None while they are pending (unresolved or held).
+    async fn games_outcome_epoch(&self, epoch: u64) -> StoreResult<Option<u64>>;
+
     async fn epoch(&self, epoch: u64) -> StoreResult<Option<EpochRecord>>;
 
     async fn latest_resolved_epoch(&self) -> StoreResult<Option<EpochRecord>>;

@@ -177,6 +177,157 @@ pub(super) async fn lock_epoch(
     epoch_from_row(&row)
 }
 
+/// A read-committed transaction with the resolution's statement timeout.
+async fn resolving(
+    client: &mut deadpool_postgres::Object,
+) -> StoreResult<deadpool_postgres::Transaction<'_>> {
+    let tx = read_committed(client).await?;
+    tx.batch_execute(&format!(
+        "SET LOCAL statement_timeout = '{}s'",
+        RESOLVE_TIMEOUT.as_secs()
+    ))
+    .await
+    .map_err(pg_err)?;
+    Ok(tx)
+}
+
+/// Locks epoch `epoch`, which must be closed.
+async fn require_closed(
+    tx: &deadpool_postgres::Transaction<'_>,
+    epoch: u64,
+) -> StoreResult<EpochRecord> {
+    let current = lock_epoch(tx, epoch).await?;
+    if current.status != EpochStatus::Closed {
+        return Err(StoreError::Conflict(format!(
+            "epoch {epoch} is {}, not closed",
+            current.status.as_str()
+        )));
+    }
+    Ok(current)
+}
+
+/// Marks closed epoch `epoch` resolved with `output`, its games held or not.
+async fn resolve_output(
+    tx: &deadpool_postgres::Transaction<'_>,
+    epoch: u64,
+    output: &EpochOutput,
+    held: bool,
+) -> StoreResult<()> {
+    tx.execute(
+        "UPDATE epochs SET status = 'resolved', y = $2, pi = $3, l = $4, checkpoints = $5,
+             computation_ms = $6, resolved_at_ms = $7, games_held = $8
+         WHERE number = $1",
+        &[
+            &(epoch as i64),
+            &output.y,
+            &output.pi,
+            &output.l,
+            &encode_checkpoints(&output.checkpoints),
+            &(output.computation_ms as i64),
+            &output.resolved_at_ms,
+            &held,
+        ],
+    )
+    .await
+    .map_err(pg_err)?;
+    Ok(())
+}
+
+/// Inserts `games`' results, resolved at `resolved_at`, and settles their counts, in the
+/// caller's transaction: `games` must name each game of `epoch` once (`committed`: its
+/// input's leaf count).
+async fn write_results(
+    tx: &deadpool_postgres::Transaction<'_>,
+    epoch: u64,
+    committed: Option<u64>,
+    resolved_at: i64,
+    games: &[GameResolution],
+) -> StoreResult<()> {
+    let e = epoch as i64;
+    // Positions by acceptance order, then the games in chunks joined on the primary
+    // key: linear in the epoch's size (a join against a window over the epoch was
+    // planned as a nested loop, quadratic).
+    let order = tx
+        .query(
+            "SELECT game_id, game FROM games WHERE epoch = $1 ORDER BY id",
+            &[&e],
+        )
+        .await
+        .map_err(pg_err)?;
+    let mut seq_of = std::collections::HashMap::<String, i64>::with_capacity(order.len());
+    // What the epoch adds to the settled game counts, from the same read.
+    let mut per_game = BTreeMap::<String, i64>::new();
+    for (seq, row) in order.iter().enumerate() {
+        seq_of.insert(row.try_get::<_, String>(0).map_err(corrupt)?, seq as i64);
+        *per_game
+            .entry(row.try_get::<_, String>(1).map_err(corrupt)?)
+            .or_default() += 1;
+    }
+    // The epoch's leaves are exactly those its input committed to: its own games and
+    // the pool-served games bound to it (docs/PROTOCOL.md §11).
+    let bound: i64 = tx
+        .query_one("SELECT COUNT(*) FROM games WHERE bet_epoch = $1", &[&e])
+        .await
+        .map_err(pg_err)?
+        .get(0);
+    crate::check_resolutions(epoch, committed, &seq_of, bound as u64, games)?;
+    // Inserted, not written into the games' rows (schema 9): the games table is only
+    // appended to, and a result costs one row and one index entry.
+    let insert = tx
+        .prepare_cached(
+            "INSERT INTO game_results (game_id, seq, rng_value, dice, won, payout,
+                 resolved_at_ms)
+                 SELECT u.game_id, u.seq, u.rng_value, u.dice, u.won, u.payout, $2
+                 FROM UNNEST($3::text[], $4::int8[], $5::text[], $6::text[], $7::bool[],
+                         $8::text[]) AS u (game_id, seq, rng_value, dice, won, payout)
+                 JOIN games g ON g.game_id = u.game_id
+                 WHERE g.epoch = $1 AND g.rng_value IS NULL
+                 ON CONFLICT (game_id) DO NOTHING",
+        )
+        .await
+        .map_err(pg_err)?;
+    for chunk in games.chunks(RESOLVE_CHUNK) {
+        let ids: Vec<&str> = chunk.iter().map(|g| g.game_id.as_str()).collect();
+        let seqs = ids
+            .iter()
+            .map(|id| {
+                seq_of.get(*id).copied().ok_or_else(|| {
+                    StoreError::Conflict(format!("game {id} is not in epoch {epoch}"))
+                })
+            })
+            .collect::<StoreResult<Vec<i64>>>()?;
+        let values: Vec<&str> = chunk.iter().map(|g| g.rng_value.as_str()).collect();
+        let dice: Vec<String> = chunk.iter().map(|g| join_digits(&g.dice)).collect();
+        let won: Vec<Option<bool>> = chunk.iter().map(|g| g.won).collect();
+        let payouts: Vec<Option<&str>> = chunk.iter().map(|g| g.payout.as_deref()).collect();
+        let written = tx
+            .execute(
+                &insert,
+                &[
+                    &e,
+                    &resolved_at,
+                    &ids,
+                    &seqs,
+                    &values,
+                    &dice,
+                    &won,
+                    &payouts,
+                ],
+            )
+            .await
+            .map_err(pg_err)?;
+        // Every id is a game of this epoch (checked above); each must be written once.
+        if written != chunk.len() as u64 {
+            return Err(StoreError::Conflict(format!(
+                "epoch {epoch}: {} resolutions named a game twice or one already \
+                 resolved",
+                chunk.len() as u64 - written.min(chunk.len() as u64)
+            )));
+        }
+    }
+    settle_game_totals(tx, &per_game).await
+}
+
 #[async_trait]
 impl EpochStore for PgStore {
     async fn bootstrap(&self, modulus: &str, now_ms: i64, params: &PlanParams) -> StoreResult<()> {
@@ -373,127 +524,111 @@ impl EpochStore for PgStore {
     ) -> StoreResult<()> {
         timed_for(RESOLVE_TIMEOUT, "resolve epoch", async {
             let mut client = self.client().await?;
+            let tx = resolving(&mut client).await?;
+            let input = require_closed(&tx, epoch).await?.input;
+            resolve_output(&tx, epoch, output, false).await?;
+            write_results(
+                &tx,
+                epoch,
+                input.map(|i| i.bet_count),
+                output.resolved_at_ms,
+                games,
+            )
+            .await?;
+            tx.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn resolve_epoch_holding_games(
+        &self,
+        epoch: u64,
+        output: &EpochOutput,
+    ) -> StoreResult<()> {
+        timed("resolve epoch holding games", async {
+            let mut client = self.client().await?;
             let tx = read_committed(&mut client).await?;
-            tx.batch_execute(&format!(
-                "SET LOCAL statement_timeout = '{}s'",
-                RESOLVE_TIMEOUT.as_secs()
-            ))
-            .await
-            .map_err(pg_err)?;
+            require_closed(&tx, epoch).await?;
+            resolve_output(&tx, epoch, output, true).await?;
+            tx.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn resolve_held_games(
+        &self,
+        epoch: u64,
+        from: u64,
+        games: &[GameResolution],
+    ) -> StoreResult<()> {
+        timed_for(RESOLVE_TIMEOUT, "resolve held games", async {
+            let mut client = self.client().await?;
+            let tx = resolving(&mut client).await?;
             let current = lock_epoch(&tx, epoch).await?;
-            if current.status != EpochStatus::Closed {
+            let held = tx
+                .query_one(
+                    "SELECT games_held FROM epochs WHERE number = $1",
+                    &[&(epoch as i64)],
+                )
+                .await
+                .map_err(pg_err)?
+                .try_get::<_, bool>(0)
+                .map_err(corrupt)?;
+            if current.status != EpochStatus::Resolved || !held {
                 return Err(StoreError::Conflict(format!(
-                    "epoch {epoch} is {}, not closed",
-                    current.status.as_str()
+                    "epoch {epoch}'s games are not held"
                 )));
             }
-            let e = epoch as i64;
+            let now = vrs_observe::clock::now_ms();
+            write_results(&tx, epoch, current.input.map(|i| i.bet_count), now, games).await?;
             tx.execute(
-                "UPDATE epochs SET status = 'resolved', y = $2, pi = $3, l = $4, checkpoints = $5,
-                     computation_ms = $6, resolved_at_ms = $7
-                 WHERE number = $1",
-                &[
-                    &e,
-                    &output.y,
-                    &output.pi,
-                    &output.l,
-                    &encode_checkpoints(&output.checkpoints),
-                    &(output.computation_ms as i64),
-                    &output.resolved_at_ms,
-                ],
+                "UPDATE epochs SET games_held = FALSE, games_from = $2 WHERE number = $1",
+                &[&(epoch as i64), &(from as i64)],
             )
             .await
             .map_err(pg_err)?;
-            // Positions by acceptance order, then the games in chunks joined on the primary
-            // key: linear in the epoch's size (a join against a window over the epoch was
-            // planned as a nested loop, quadratic).
-            let order = tx
-                .query(
-                    "SELECT game_id, game FROM games WHERE epoch = $1 ORDER BY id",
-                    &[&e],
-                )
-                .await
-                .map_err(pg_err)?;
-            let mut seq_of = std::collections::HashMap::<String, i64>::with_capacity(order.len());
-            // What the epoch adds to the settled game counts, from the same read.
-            let mut per_game = BTreeMap::<String, i64>::new();
-            for (seq, row) in order.iter().enumerate() {
-                seq_of.insert(row.try_get::<_, String>(0).map_err(corrupt)?, seq as i64);
-                *per_game
-                    .entry(row.try_get::<_, String>(1).map_err(corrupt)?)
-                    .or_default() += 1;
-            }
-            // The epoch's leaves are exactly those its input committed to: its own games and
-            // the pool-served games bound to it (docs/PROTOCOL.md §11).
-            let bound: i64 = tx
-                .query_one("SELECT COUNT(*) FROM games WHERE bet_epoch = $1", &[&e])
-                .await
-                .map_err(pg_err)?
-                .get(0);
-            crate::check_resolutions(
-                epoch,
-                current.input.as_ref().map(|i| i.bet_count),
-                &seq_of,
-                bound as u64,
-                games,
-            )?;
-            // Inserted, not written into the games' rows (schema 9): the games table is only
-            // appended to, and a result costs one row and one index entry.
-            let insert = tx
-                .prepare_cached(
-                    "INSERT INTO game_results (game_id, seq, rng_value, dice, won, payout,
-                         resolved_at_ms)
-                     SELECT u.game_id, u.seq, u.rng_value, u.dice, u.won, u.payout, $2
-                     FROM UNNEST($3::text[], $4::int8[], $5::text[], $6::text[], $7::bool[],
-                                 $8::text[]) AS u (game_id, seq, rng_value, dice, won, payout)
-                     JOIN games g ON g.game_id = u.game_id
-                     WHERE g.epoch = $1 AND g.rng_value IS NULL
-                     ON CONFLICT (game_id) DO NOTHING",
-                )
-                .await
-                .map_err(pg_err)?;
-            for chunk in games.chunks(RESOLVE_CHUNK) {
-                let ids: Vec<&str> = chunk.iter().map(|g| g.game_id.as_str()).collect();
-                let seqs = ids
-                    .iter()
-                    .map(|id| {
-                        seq_of.get(*id).copied().ok_or_else(|| {
-                            StoreError::Conflict(format!("game {id} is not in epoch {epoch}"))
-                        })
-                    })
-                    .collect::<StoreResult<Vec<i64>>>()?;
-                let values: Vec<&str> = chunk.iter().map(|g| g.rng_value.as_str()).collect();
-                let dice: Vec<String> = chunk.iter().map(|g| join_digits(&g.dice)).collect();
-                let won: Vec<Option<bool>> = chunk.iter().map(|g| g.won).collect();
-                let payouts: Vec<Option<&str>> =
-                    chunk.iter().map(|g| g.payout.as_deref()).collect();
-                let written = tx
-                    .execute(
-                        &insert,
-                        &[
-                            &e,
-                            &output.resolved_at_ms,
-                            &ids,
-                            &seqs,
-                            &values,
-                            &dice,
-                            &won,
-                            &payouts,
-                        ],
-                    )
-                    .await
-                    .map_err(pg_err)?;
-                // Every id is a game of this epoch (checked above); each must be written once.
-                if written != chunk.len() as u64 {
-                    return Err(StoreError::Conflict(format!(
-                        "epoch {epoch}: {} resolutions named a game twice or one already \
-                         resolved",
-                        chunk.len() as u64 - written.min(chunk.len() as u64)
-                    )));
-                }
-            }
-            settle_game_totals(&tx, &per_game).await?;
             tx.commit().await.map_err(pg_err)
+        })
+        .await
+    }
+
+    async fn held_epochs(&self) -> StoreResult<Vec<u64>> {
+        timed("held epochs", async {
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    "SELECT number FROM epochs WHERE status = 'resolved' AND games_held
+                     ORDER BY number",
+                    &[],
+                )
+                .await
+                .map_err(pg_err)?;
+            rows.iter()
+                .map(|r| r.try_get::<_, i64>(0).map(|n| n as u64).map_err(corrupt))
+                .collect()
+        })
+        .await
+    }
+
+    async fn games_outcome_epoch(&self, epoch: u64) -> StoreResult<Option<u64>> {
+        timed("games outcome epoch", async {
+            let client = self.client().await?;
+            let row = client
+                .query_opt(
+                    "SELECT games_from FROM epochs
+                     WHERE number = $1 AND status = 'resolved' AND NOT games_held",
+                    &[&(epoch as i64)],
+                )
+                .await
+                .map_err(pg_err)?;
+            Ok(match row {
+                None => None,
+                Some(r) => Some(
+                    r.try_get::<_, Option<i64>>(0)
+                        .map_err(corrupt)?
+                        .map_or(epoch, |f| f as u64),
+                ),
+            })
         })
         .await
     }

@@ -286,7 +286,7 @@ impl GameStore for PgStore {
             let client = self.client().await?;
             // One statement, so one snapshot: the settled totals plus what is live, each part
             // through an index (ANY over an array keeps the epochs' lookups on the games'
-            // epoch index). The games of the epochs not resolved yet are pending; instant games
+            // epoch index). The games of the epochs not resolved yet, or held, are pending; instant games
             // are resolved.
             let stmt = client
                 .prepare_cached(
@@ -294,7 +294,8 @@ impl GameStore for PgStore {
                          SELECT game, games, games FROM game_totals
                          UNION ALL SELECT game, 1, 0 FROM games WHERE epoch = ANY (ARRAY(
                              SELECT number FROM epochs WHERE status = 'open'
-                             UNION ALL SELECT number FROM epochs WHERE status = 'closed'))
+                             UNION ALL SELECT number FROM epochs WHERE status = 'closed'
+                             UNION ALL SELECT number FROM epochs WHERE games_held))
                          UNION ALL SELECT game, 1, 1 FROM games WHERE pool_index >=
                              (SELECT pool_counted_to FROM game_totals_state WHERE id = 1))
                      SELECT game, SUM(total)::int8, SUM(resolved)::int8 FROM parts GROUP BY game",

@@ -87,6 +87,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         10,
         include_str!("../../migrations/postgres/0010_witnessed_log.sql"),
     ),
+    (
+        11,
+        include_str!("../../migrations/postgres/0011_held_games.sql"),
+    ),
 ];
 
 /// Most inserts committed in one group.

@@ -209,6 +209,166 @@ pub(super) fn require_closed(conn: &Connection, epoch: u64) -> StoreResult<()> {
     }
 }
 
+/// Whether the results written are of an epoch still closed or of one resolved with its
+/// games held.
+#[derive(Clone, Copy, Debug)]
+enum Held {
+    No,
+    Yes,
+}
+
+fn require_held(conn: &Connection, epoch: u64) -> StoreResult<()> {
+    let held: Option<(String, i64)> = conn
+        .query_row(
+            "SELECT status, games_held FROM epochs WHERE number = ?1",
+            [epoch as i64],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .map_err(unavailable)?;
+    match held {
+        Some((status, 1)) if status == "resolved" => Ok(()),
+        Some(_) => Err(StoreError::Conflict(format!(
+            "epoch {epoch}'s games are not held"
+        ))),
+        None => Err(StoreError::Conflict(format!(
+            "epoch {epoch} does not exist"
+        ))),
+    }
+}
+
+/// Marks closed epoch `epoch` resolved with `output`, its games held or not.
+fn resolve_output(
+    tx: &Connection,
+    epoch: u64,
+    output: &EpochOutput,
+    held: bool,
+) -> StoreResult<()> {
+    tx.execute(
+        "UPDATE epochs SET status = 'resolved', y = ?2, pi = ?3, l = ?4, checkpoints = ?5,
+             computation_ms = ?6, resolved_at_ms = ?7, games_held = ?8
+         WHERE number = ?1",
+        params![
+            epoch as i64,
+            output.y,
+            output.pi,
+            output.l,
+            encode_checkpoints(&output.checkpoints),
+            output.computation_ms as i64,
+            output.resolved_at_ms,
+            held as i64,
+        ],
+    )
+    .map_err(unavailable)?;
+    Ok(())
+}
+
+impl SqliteStore {
+    /// Writes `games`' results into their rows, in chunks of their own transactions, so that
+    /// bets queued meanwhile commit between them instead of waiting for one long write (an
+    /// epoch of 20 000 bets took 100-200 ms, every bet's p99). Readers see none of it until
+    /// the caller's last transaction resolves the epoch or releases its held games
+    /// (`GAME_COLUMNS` hides a result until then); a crash in between leaves results that the
+    /// next attempt writes again, the same bytes. Every update must find its row in this
+    /// epoch: with the set checked first, that is what proves the whole epoch written. Returns
+    /// what the epoch adds to the settled game counts, counted here rather than in the last
+    /// transaction, which every queued bet waits for.
+    async fn write_results(
+        &self,
+        epoch: u64,
+        held: Held,
+        resolved_at: i64,
+        games: &[GameResolution],
+    ) -> StoreResult<BTreeMap<String, i64>> {
+        let require = move |c: &Connection| match held {
+            Held::No => require_closed(c, epoch),
+            Held::Yes => require_held(c, epoch),
+        };
+        // The epoch's games by id, with their game names, its committed count and the
+        // pool-served games bound to it. A closed epoch gains no games, so a reader's snapshot
+        // is the set the writes below must cover.
+        let (stored, committed, bound) = self
+            .read(move |c| {
+                require(c)?;
+                let mut st = c
+                    .prepare_cached("SELECT game_id, rowid, game FROM games WHERE epoch = ?1")
+                    .map_err(unavailable)?;
+                let rows = st
+                    .query_map([epoch as i64], |r| {
+                        Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?)))
+                    })
+                    .map_err(unavailable)?;
+                let stored = rows
+                    .collect::<rusqlite::Result<HashMap<String, (i64, String)>>>()
+                    .map_err(unavailable)?;
+                let committed: Option<i64> = c
+                    .query_row(
+                        "SELECT bet_count FROM epochs WHERE number = ?1",
+                        [epoch as i64],
+                        |r| r.get(0),
+                    )
+                    .map_err(unavailable)?;
+                let bound: i64 = c
+                    .query_row(
+                        "SELECT COUNT(*) FROM games WHERE bet_epoch = ?1",
+                        [epoch as i64],
+                        |r| r.get(0),
+                    )
+                    .map_err(unavailable)?;
+                Ok((stored, committed.map(|n| n as u64), bound as u64))
+            })
+            .await?;
+        crate::check_resolutions(epoch, committed, &stored, bound, games)?;
+        let updates: Vec<(i64, GameResolution)> = games
+            .iter()
+            .filter_map(|g| stored.get(&g.game_id).map(|&(rowid, _)| (rowid, g.clone())))
+            .collect();
+        let mut per_game: BTreeMap<String, i64> = BTreeMap::new();
+        for (_, game) in stored.into_values() {
+            *per_game.entry(game).or_default() += 1;
+        }
+        let mut updates = updates.into_iter();
+        loop {
+            let chunk: Vec<(i64, GameResolution)> = updates.by_ref().take(RESOLVE_CHUNK).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            self.write("resolve_games", move |tx| {
+                require(tx)?;
+                let mut stmt = tx
+                    .prepare_cached(
+                        "UPDATE games SET rng_value = ?2, dice = ?3, won = ?4, payout = ?5,
+                             resolved_at_ms = ?6
+                         WHERE rowid = ?1 AND epoch = ?7",
+                    )
+                    .map_err(unavailable)?;
+                for (rowid, g) in &chunk {
+                    let changed = stmt
+                        .execute(params![
+                            rowid,
+                            g.rng_value,
+                            join_digits(&g.dice),
+                            g.won,
+                            g.payout,
+                            resolved_at,
+                            epoch as i64,
+                        ])
+                        .map_err(unavailable)?;
+                    if changed != 1 {
+                        return Err(StoreError::Corrupt(format!(
+                            "game {} of epoch {epoch} vanished while it was resolved",
+                            g.game_id
+                        )));
+                    }
+                }
+                Ok(())
+            })
+            .await?;
+        }
+        Ok(per_game)
+    }
+}
+
 #[async_trait]
 impl EpochStore for SqliteStore {
     async fn bootstrap(&self, modulus: &str, now_ms: i64, params: &PlanParams) -> StoreResult<()> {
@@ -375,116 +535,86 @@ impl EpochStore for SqliteStore {
         output: &EpochOutput,
         games: &[GameResolution],
     ) -> StoreResult<()> {
-        // The epoch's games by id, with their game names, its committed count and the
-        // pool-served games bound to it. A closed epoch gains no games, so a reader's snapshot
-        // is the set the writes below must cover.
-        let (stored, committed, bound) = self
-            .read(move |c| {
-                require_closed(c, epoch)?;
-                let mut st = c
-                    .prepare_cached("SELECT game_id, rowid, game FROM games WHERE epoch = ?1")
-                    .map_err(unavailable)?;
-                let rows = st
-                    .query_map([epoch as i64], |r| {
-                        Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?)))
-                    })
-                    .map_err(unavailable)?;
-                let stored = rows
-                    .collect::<rusqlite::Result<HashMap<String, (i64, String)>>>()
-                    .map_err(unavailable)?;
-                let committed: Option<i64> = c
-                    .query_row(
-                        "SELECT bet_count FROM epochs WHERE number = ?1",
-                        [epoch as i64],
-                        |r| r.get(0),
-                    )
-                    .map_err(unavailable)?;
-                let bound: i64 = c
-                    .query_row(
-                        "SELECT COUNT(*) FROM games WHERE bet_epoch = ?1",
-                        [epoch as i64],
-                        |r| r.get(0),
-                    )
-                    .map_err(unavailable)?;
-                Ok((stored, committed.map(|n| n as u64), bound as u64))
-            })
+        // The chunks first, hidden until the last transaction resolves the epoch.
+        let per_game = self
+            .write_results(epoch, Held::No, output.resolved_at_ms, games)
             .await?;
-        crate::check_resolutions(epoch, committed, &stored, bound, games)?;
-        let updates: Vec<(i64, GameResolution)> = games
-            .iter()
-            .filter_map(|g| stored.get(&g.game_id).map(|&(rowid, _)| (rowid, g.clone())))
-            .collect();
-        // What the epoch adds to the settled game counts, counted here rather than in the
-        // last transaction, which every queued bet waits for.
-        let mut per_game: BTreeMap<String, i64> = BTreeMap::new();
-        for (_, game) in stored.into_values() {
-            *per_game.entry(game).or_default() += 1;
-        }
-        // The games in chunks of their own transactions, so that bets queued meanwhile commit
-        // between them instead of waiting for one long write (an epoch of 20 000 bets took
-        // 100-200 ms, every bet's p99). Readers see none of it until the last transaction
-        // marks the epoch resolved (game_from_row hides a result until then); a crash in
-        // between leaves results that the next attempt writes again, the same bytes. Every
-        // update must find its row in this epoch: with the set checked above, that is what
-        // proves the whole epoch written when the last transaction resolves it.
-        let resolved_at = output.resolved_at_ms;
-        let mut updates = updates.into_iter();
-        loop {
-            let chunk: Vec<(i64, GameResolution)> = updates.by_ref().take(RESOLVE_CHUNK).collect();
-            if chunk.is_empty() {
-                break;
-            }
-            self.write("resolve_games", move |tx| {
-                require_closed(tx, epoch)?;
-                let mut stmt = tx
-                    .prepare_cached(
-                        "UPDATE games SET rng_value = ?2, dice = ?3, won = ?4, payout = ?5,
-                             resolved_at_ms = ?6
-                         WHERE rowid = ?1 AND epoch = ?7",
-                    )
-                    .map_err(unavailable)?;
-                for (rowid, g) in &chunk {
-                    let changed = stmt
-                        .execute(params![
-                            rowid,
-                            g.rng_value,
-                            join_digits(&g.dice),
-                            g.won,
-                            g.payout,
-                            resolved_at,
-                            epoch as i64,
-                        ])
-                        .map_err(unavailable)?;
-                    if changed != 1 {
-                        return Err(StoreError::Corrupt(format!(
-                            "game {} of epoch {epoch} vanished while it was resolved",
-                            g.game_id
-                        )));
-                    }
-                }
-                Ok(())
-            })
-            .await?;
-        }
         let output = output.clone();
         self.write("resolve_epoch", move |tx| {
             require_closed(tx, epoch)?;
+            resolve_output(tx, epoch, &output, false)?;
+            settle_game_totals(tx, &per_game)
+        })
+        .await
+    }
+
+    async fn resolve_epoch_holding_games(
+        &self,
+        epoch: u64,
+        output: &EpochOutput,
+    ) -> StoreResult<()> {
+        let output = output.clone();
+        self.write("resolve_epoch_holding_games", move |tx| {
+            require_closed(tx, epoch)?;
+            resolve_output(tx, epoch, &output, true)
+        })
+        .await
+    }
+
+    async fn resolve_held_games(
+        &self,
+        epoch: u64,
+        from: u64,
+        games: &[GameResolution],
+    ) -> StoreResult<()> {
+        let per_game = self
+            .write_results(epoch, Held::Yes, vrs_observe::clock::now_ms(), games)
+            .await?;
+        self.write("resolve_held_games", move |tx| {
+            require_held(tx, epoch)?;
             tx.execute(
-                "UPDATE epochs SET status = 'resolved', y = ?2, pi = ?3, l = ?4, checkpoints = ?5,
-                     computation_ms = ?6, resolved_at_ms = ?7
-                 WHERE number = ?1",
-                params![
-                    epoch as i64,
-                    output.y,
-                    output.pi,
-                    output.l,
-                    encode_checkpoints(&output.checkpoints),
-                    output.computation_ms as i64,
-                    output.resolved_at_ms
-                ],
+                "UPDATE epochs SET games_held = 0, games_from = ?2 WHERE number = ?1",
+                params![epoch as i64, from as i64],
             )
             .map_err(unavailable)?;
             settle_game_totals(tx, &per_game)
+        })
+        .await
+    }
+
+    async fn held_epochs(&self) -> StoreResult<Vec<u64>> {
+        self.read(|c| {
+            let mut stmt = c
+                .prepare_cached(
+                    "SELECT number FROM epochs WHERE status = 'resolved' AND games_held = 1
+                     ORDER BY number",
+                )
+                .map_err(unavailable)?;
+            let rows = stmt
+                .query_map([], |r| r.get::<_, i64>(0))
+                .map_err(unavailable)?;
+            rows.map(|r| r.map(|n| n as u64).map_err(unavailable))
+                .collect()
+        })
+        .await
+    }
+
+    async fn games_outcome_epoch(&self, epoch: u64) -> StoreResult<Option<u64>> {
+        self.read(move |c| {
+            let row: Option<(String, i64, Option<i64>)> = c
+                .query_row(
+                    "SELECT status, games_held, games_from FROM epochs WHERE number = ?1",
+                    [epoch as i64],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()
+                .map_err(unavailable)?;
+            Ok(match row {
+                Some((status, 0, from)) if status == "resolved" => {
+                    Some(from.map_or(epoch, |f| f as u64))
+                }
+                _ => None,
+            })
         })
         .await
     }

@@ -70,13 +70,14 @@ pub(super) fn insert_game(
 }
 
 /// The columns `game_from_row` reads ([`GAME_NAMES`]). An epoch game's result columns count only once
-/// its epoch is resolved: resolve_epoch writes them in several transactions before the one
-/// that resolves the epoch.
+/// its epoch is resolved and its games not held: resolve_epoch and resolve_held_games write
+/// them in several transactions before the one that resolves the epoch or releases them.
 pub(super) const GAME_COLUMNS: &str =
     "game_id, request_id, game, bet_type, target, combo, amount, \
      player_id, player_seed, operator_key, created_at_ms, epoch, seq, leaf, \
      CASE WHEN pool_index IS NOT NULL \
-          OR (SELECT status FROM epochs WHERE number = games.epoch) = 'resolved' \
+          OR (SELECT status = 'resolved' AND games_held = 0 FROM epochs \
+              WHERE number = games.epoch) \
           THEN rng_value END AS rng_value, \
      dice, won, payout, resolved_at_ms, pool_index, acceptance_key, acceptance_sig, bet_epoch";
 
@@ -335,13 +336,14 @@ impl GameStore for SqliteStore {
         self.read(|c| {
             let mut counts = GameCounts::default();
             // One statement, so one snapshot: the settled totals plus what is live, each part
-            // through an index. The games of the epochs not resolved yet are pending (their
+            // through an index. The games of the epochs not resolved yet, or held, are pending (their
             // results may be half written, see resolve_epoch); instant games are resolved.
             let mut stmt = c
                 .prepare_cached(
                     "WITH live_epochs AS (
                          SELECT number FROM epochs WHERE status = 'open'
-                         UNION ALL SELECT number FROM epochs WHERE status = 'closed'),
+                         UNION ALL SELECT number FROM epochs WHERE status = 'closed'
+                         UNION ALL SELECT number FROM epochs WHERE games_held = 1),
                      parts (game, total, resolved) AS (
                          SELECT game, games, games FROM game_totals
                          UNION ALL SELECT game, 1, 0 FROM games

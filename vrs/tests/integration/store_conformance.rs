@@ -186,6 +186,11 @@ async fn lifecycle(s: &dyn Store) {
     assert_eq!(e1.closed_at_ms, Some(50));
     assert_eq!(s.latest_resolved_epoch().await.unwrap().unwrap().number, 1);
     assert!(s.unresolved_epochs().await.unwrap().is_empty());
+    assert_eq!(
+        s.games_outcome_epoch(1).await.unwrap(),
+        Some(1),
+        "its own output"
+    );
 
     let g1 = s.game(&r1.game_id).await.unwrap().unwrap();
     assert_eq!((g1.epoch, g1.seq, g1.pool_index), (Some(1), Some(0), None));
@@ -2082,4 +2087,80 @@ async fn postgres_one_idempotency_claim_wins_a_race() {
             assert_eq!(started, 1, "round {round}, {what}");
         }
     }
+}
+
+/// An epoch resolved with its games held (a server with witnesses, docs/PROTOCOL.md §21,
+/// "Voids"): its output is stored and the chain goes on, its games stay pending (and count
+/// as pending) until released with the output of the epoch they resolve with, once.
+async fn held_games_wait_for_their_epoch(s: &dyn Store) {
+    s.bootstrap("test512", 0, &crate::OPEN_ENDED).await.unwrap();
+    for i in 1..=2 {
+        s.insert_game(game(i, "dice"), &signer()).await.unwrap();
+    }
+    s.close_epoch(1, 50, [7; 32], &crate::OPEN_ENDED)
+        .await
+        .unwrap();
+    s.set_epoch_input(1, &input(2)).await.unwrap();
+    let (r1, r2) = (
+        resolution(&game(1, "").game_id),
+        resolution(&game(2, "").game_id),
+    );
+    assert!(
+        s.resolve_held_games(1, 1, &[r1.clone(), r2.clone()])
+            .await
+            .is_err(),
+        "not held yet"
+    );
+    s.resolve_epoch_holding_games(1, &output()).await.unwrap();
+    let e1 = s.epoch(1).await.unwrap().unwrap();
+    assert_eq!(e1.status, EpochStatus::Resolved);
+    assert_eq!(e1.output, Some(output()));
+    assert_eq!(s.latest_resolved_epoch().await.unwrap().unwrap().number, 1);
+    assert!(s.unresolved_epochs().await.unwrap().is_empty());
+    assert_eq!(s.held_epochs().await.unwrap(), [1]);
+    assert_eq!(s.games_outcome_epoch(1).await.unwrap(), None);
+    let g1 = s.game(&r1.game_id).await.unwrap().unwrap();
+    assert!(g1.resolution.is_none(), "a held game reads pending");
+    let counts = s.game_counts().await.unwrap();
+    assert_eq!((counts.total, counts.resolved), (2, 0));
+    // Every game once, or nothing is written.
+    assert!(s
+        .resolve_held_games(1, 4, std::slice::from_ref(&r1))
+        .await
+        .is_err());
+    assert!(s
+        .game(&r1.game_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .resolution
+        .is_none());
+    s.resolve_held_games(1, 4, &[r1.clone(), r2.clone()])
+        .await
+        .unwrap();
+    assert_eq!(
+        s.game(&r1.game_id).await.unwrap().unwrap().resolution,
+        Some(r1.clone())
+    );
+    assert!(s.held_epochs().await.unwrap().is_empty());
+    assert_eq!(s.games_outcome_epoch(1).await.unwrap(), Some(4));
+    let counts = s.game_counts().await.unwrap();
+    assert_eq!((counts.total, counts.resolved), (2, 2));
+    assert!(
+        s.resolve_held_games(1, 4, &[r1, r2]).await.is_err(),
+        "released once"
+    );
+    assert_eq!(s.games_outcome_epoch(2).await.unwrap(), None, "open");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_held_games_wait_for_their_epoch() {
+    let dir = tempfile::tempdir().unwrap();
+    held_games_wait_for_their_epoch(&SqliteStore::open(dir.path()).unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_held_games_wait_for_their_epoch() {
+    let schema = TestSchema::create("held");
+    held_games_wait_for_their_epoch(&pg(&schema).await).await;
 }
