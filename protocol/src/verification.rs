@@ -297,6 +297,10 @@ pub struct EpochProof {
     /// checkpoints that prove them (docs/PROTOCOL.md §21); absent when the service keeps no log.
     #[serde(skip_serializing_if = "absent")]
     pub log: Option<crate::tlog::witnessed::LogEvidence>,
+    /// A moved game's own epoch e: the proof is its last destination's, its leaf in e's tree
+    /// (docs/PROTOCOL.md §21, "Moved games"). Absent for other games.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_from: Option<u64>,
     #[serde(flatten, skip_serializing_if = "absent")]
     pub anchoring: Option<Anchoring>,
 }

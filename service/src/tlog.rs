@@ -19,14 +19,16 @@ use vrs_engine::anchor::LogBinding;
 use vrs_observe::clock::now_ms;
 use vrs_protocol::tlog::anchored::AnchorLog;
 use vrs_protocol::tlog::entry::{
-    AnchorEntry, CommitmentEntry, LogEntry, OperatorEntry, OutputEntry, PlanEntry, PoolBatchEntry,
-    VoidEntry,
+    AnchorEntry, CommitmentEntry, LogEntry, MoveEntry, OperatorEntry, OutputEntry, PlanEntry,
+    PoolBatchEntry, VoidEntry,
 };
 use vrs_protocol::tlog::note::{vkey, LogSigner, VKey};
 use vrs_protocol::tlog::policy::Policy;
-use vrs_protocol::tlog::witnessed::{LogEvidence, LoggedEntry, WitnessFloor};
+use vrs_protocol::tlog::witnessed::{prove_all, LogEvidence, LoggedEntry, WitnessFloor};
 use vrs_protocol::tlog::LogTree;
 use vrs_store::{Store, StoreError};
+
+use crate::epoch::{Settle, Settlement};
 
 /// Entries read from the store in one query.
 const PAGE: u64 = 4096;
@@ -120,9 +122,12 @@ struct EpochEntries {
     output: Option<u64>,
     /// p(e), from the plan.
     previous: u64,
-    /// The plan's opening and the commitment's close (ms).
+    /// The plan's opening and deadline and the commitment's close (ms).
     opened_ms: u64,
+    deadline_ms: u64,
     closed_ms: Option<u64>,
+    /// The commitment's bets root and count.
+    bets: Option<([u8; 32], u64)>,
 }
 
 /// A plan or commitment appended this much after its stamp gets a void with it: a witness
@@ -144,6 +149,8 @@ struct Inner {
     epochs: BTreeMap<u64, EpochEntries>,
     /// Each anchor batch's entry index.
     anchors: BTreeMap<u64, u64>,
+    /// Each moved epoch's move: (entry index, destination).
+    moves: BTreeMap<u64, (u64, u64)>,
 }
 
 impl Inner {
@@ -155,6 +162,7 @@ impl Inner {
                 let at = self.epochs.entry(p.epoch).or_default();
                 at.plan = Some(index);
                 at.opened_ms = p.opened_ms;
+                at.deadline_ms = p.deadline_ms;
                 at.previous = p.previous;
             }
             LogEntry::Commitment(c) => {
@@ -163,6 +171,7 @@ impl Inner {
                 if at.commitment.is_none() {
                     at.commitment = Some(index);
                     at.closed_ms = Some(c.closed_ms);
+                    at.bets = Some((c.bets_root, c.bet_count));
                 }
             }
             LogEntry::Void(v) => self.epochs.entry(v.epoch).or_default().void = Some(index),
@@ -170,7 +179,10 @@ impl Inner {
             LogEntry::Anchor(a) => {
                 self.anchors.insert(a.batch, index);
             }
-            LogEntry::Operator(_) | LogEntry::PoolBatch(_) | LogEntry::Move(_) => {}
+            LogEntry::Move(m) => {
+                self.moves.entry(m.epoch).or_insert((index, m.to));
+            }
+            LogEntry::Operator(_) | LogEntry::PoolBatch(_) => {}
         }
         Ok(())
     }
@@ -213,6 +225,8 @@ pub struct OperatorLog {
     floor: Option<WitnessFloor>,
     /// See [`stale_after_ms`].
     stale_after_ms: u64,
+    /// Epochs whose games the log has settled for good (see [`Settle`]).
+    settled: Mutex<BTreeMap<u64, Settlement>>,
     http: reqwest::Client,
 }
 
@@ -238,6 +252,7 @@ impl OperatorLog {
                 tail: Tail::default(),
                 epochs: BTreeMap::new(),
                 anchors: BTreeMap::new(),
+                moves: BTreeMap::new(),
             }),
             appending: Mutex::new(()),
             size_tx: watch::Sender::new(0),
@@ -246,6 +261,7 @@ impl OperatorLog {
             operator_kept: Mutex::new(None),
             floor,
             stale_after_ms: stale_after_ms(own.delta_ms),
+            settled: Mutex::new(BTreeMap::new()),
             http,
         });
         log.refresh().await?;
@@ -316,7 +332,10 @@ impl OperatorLog {
             Err(e) => return Err(e.into()),
         }
         let mut inner = self.inner.write().await;
-        for (e, b) in entries.iter().zip(bytes) {
+        // A refresh (a reader's, which holds no append lock) may have taken some or all of
+        // them from the store in between: push only what the tree still lacks.
+        let have = inner.tree.size().saturating_sub(size) as usize;
+        for (e, b) in entries.iter().zip(bytes).skip(have) {
             inner.push(e, b)?;
         }
         self.size_tx.send_replace(inner.tree.size());
@@ -821,9 +840,33 @@ impl OperatorLog {
             origin: self.origin().to_owned(),
             plan: self.logged(plan).await?,
             commitment,
+            moves: self.moves_from(epoch).await?,
             previous_output,
             operator: self.operator_evidence().await?,
         }))
+    }
+
+    /// The move entries from `epoch` on (its games' move, then its destination's, …), each
+    /// with its checkpoints; empty when `epoch` is not moved.
+    pub async fn moves_from(&self, epoch: u64) -> anyhow::Result<Vec<Vec<LoggedEntry>>> {
+        let chain: Vec<u64> = {
+            let i = self.inner.read().await;
+            let mut chain = Vec::new();
+            let mut at = epoch;
+            while let Some(&(index, to)) = i.moves.get(&at) {
+                if to <= at || chain.len() >= 256 {
+                    break;
+                }
+                chain.push(index);
+                at = to;
+            }
+            chain
+        };
+        let mut out = Vec::with_capacity(chain.len());
+        for index in chain {
+            out.push(self.logged(index).await?);
+        }
+        Ok(out)
     }
 
     /// Entry 0 (the operator's declaration) with its checkpoints, kept once every witness has
@@ -898,5 +941,173 @@ impl OperatorLog {
     /// Whether any witness is configured.
     pub fn witnesses(&self) -> &[WitnessTarget] {
         &self.witnesses
+    }
+}
+
+/// With witnesses, an epoch's games resolve with its own output once its commitment is
+/// cosigned by the server's quorum by its deadline + δ; past deadline + δ + 1 s without that,
+/// the log voids the epoch and moves its games to the epoch open then (docs/PROTOCOL.md §21,
+/// "Voids"): a witness that took the commitment by then vouched for it and refuses the move.
+#[async_trait::async_trait]
+impl Settle for OperatorLog {
+    async fn settlement(&self, epoch: u64) -> anyhow::Result<Settlement> {
+        let Some(floor) = &self.floor else {
+            return Ok(Settlement::Own);
+        };
+        #[cfg(feature = "testkit")]
+        if crate::epoch::testkit::KEEP_VOID_OUTCOMES.get().is_some() {
+            return Ok(Settlement::Own);
+        }
+        if let Some(&s) = self.settled.lock().await.get(&epoch) {
+            return Ok(s);
+        }
+        let settled = match self.settle_now(epoch, floor).await? {
+            Settlement::Wait => return Ok(Settlement::Wait),
+            s => s,
+        };
+        self.settled.lock().await.insert(epoch, settled);
+        Ok(settled)
+    }
+}
+
+impl OperatorLog {
+    async fn settle_now(&self, epoch: u64, floor: &WitnessFloor) -> anyhow::Result<Settlement> {
+        let (at, last_plan, moved) = {
+            let i = self.inner.read().await;
+            (
+                i.epochs.get(&epoch).copied(),
+                i.tail.last_plan,
+                i.moves.get(&epoch).copied(),
+            )
+        };
+        if let Some((_, to)) = moved {
+            return Ok(Settlement::MovedTo(to));
+        }
+        let Some(at) = at.filter(|a| a.plan.is_some()) else {
+            // Not in the log: an epoch from before it (or of version 1), or one it has not
+            // reached yet.
+            return Ok(if epoch > last_plan {
+                Settlement::Wait
+            } else {
+                Settlement::Own
+            });
+        };
+        if let Some(c) = at.commitment {
+            if self.committed_in_time(c, at.deadline_ms, floor).await? {
+                return Ok(Settlement::Own);
+            }
+        }
+        let decided_at = at.deadline_ms + floor.delta_ms + 1000;
+        if (now_ms().max(0) as u64) <= decided_at {
+            return Ok(Settlement::Wait);
+        }
+        if last_plan.saturating_sub(epoch) >= CATCH_UP_EPOCHS {
+            // Too old for the witnesses to take a move of it: its games keep its own outcome
+            // (and fail `witnessed`).
+            tracing::warn!(
+                epoch,
+                "a void epoch too old to move: its games resolve with its own output"
+            );
+            return Ok(Settlement::Own);
+        }
+        self.move_games(epoch).await?;
+        let moved = self.inner.read().await.moves.get(&epoch).copied();
+        Ok(moved.map_or(Settlement::Wait, |(_, to)| Settlement::MovedTo(to)))
+    }
+
+    /// Whether entry `index` (a commitment) was cosigned by the server's quorum by
+    /// `deadline_ms` + δ, each witness's earliest cosigned second.
+    async fn committed_in_time(
+        &self,
+        index: u64,
+        deadline_ms: u64,
+        floor: &WitnessFloor,
+    ) -> anyhow::Result<bool> {
+        let logged = self.logged(index).await?;
+        let Ok(proven) = prove_all("commitment", &logged, &floor.policy) else {
+            return Ok(false);
+        };
+        let in_time: BTreeSet<String> = floor
+            .policy
+            .witnesses
+            .iter()
+            .filter(|w| {
+                proven
+                    .earliest
+                    .get(&(w.key.name.clone(), w.key.id))
+                    .is_some_and(|&t| t * 1000 <= deadline_ms + floor.delta_ms)
+            })
+            .map(|w| w.name.clone())
+            .collect();
+        Ok(floor.policy.satisfied_by(&in_time))
+    }
+
+    /// Logs a void of `epoch` (unless logged) and the move of its games to the epoch open now
+    /// (planned in the log, neither committed nor void), once the log has settled `epoch` (its
+    /// commitment or void logged) and the store has closed it.
+    async fn move_games(&self, epoch: u64) -> anyhow::Result<()> {
+        let _one = self.appending.lock().await;
+        self.refresh().await?;
+        let (at, tail, open) = {
+            let i = self.inner.read().await;
+            if i.moves.contains_key(&epoch) {
+                return Ok(());
+            }
+            let open = i.tail.last_plan;
+            let open_ok = i
+                .epochs
+                .get(&open)
+                .is_some_and(|d| d.commitment.is_none() && d.void.is_none());
+            (
+                i.epochs.get(&epoch).copied(),
+                i.tail,
+                (open > epoch && open_ok).then_some(open),
+            )
+        };
+        let (Some(at), Some(to)) = (at, open) else {
+            return Ok(());
+        };
+        if tail.last_settled < epoch {
+            return Ok(());
+        }
+        let (bets_root, bet_count) = match at.bets {
+            Some(b) => b,
+            None => {
+                // Voided before its commitment was logged: its bets as the store closed them.
+                let closed = self
+                    .store
+                    .epoch(epoch)
+                    .await?
+                    .is_some_and(|r| r.closed_at_ms.is_some());
+                if !closed {
+                    return Ok(());
+                }
+                let leaves = self.store.epoch_leaves(epoch).await?;
+                let hashes: Vec<[u8; 32]> = leaves
+                    .iter()
+                    .map(|l| vrs_engine::merkle::leaf_hash(l))
+                    .collect();
+                (vrs_engine::merkle::root(&hashes), leaves.len() as u64)
+            }
+        };
+        let mut out = Vec::new();
+        if at.void.is_none() {
+            out.push(LogEntry::Void(VoidEntry {
+                epoch,
+                stamped_ms: now_ms().max(0) as u64,
+            }));
+        }
+        out.push(LogEntry::Move(MoveEntry {
+            epoch,
+            to,
+            bets_root,
+            bet_count,
+        }));
+        tracing::warn!(
+            epoch,
+            to,
+            "the epoch's commitment was not witnessed in time: it is void and its games move on"
+        );
+        self.append(out).await
     }
 }

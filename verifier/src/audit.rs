@@ -28,6 +28,7 @@ use vrs_engine::vdf::Proof;
 use vrs_protocol::epoch_group::{Group, SeedRule};
 use vrs_protocol::timing::{timing_step, PriorEpoch, TimingFacts};
 use vrs_protocol::tlog::policy::Policy;
+use vrs_protocol::tlog::witnessed::{LoggedEntry, WitnessFloor};
 
 #[derive(Debug, Args)]
 pub struct AuditArgs {
@@ -311,14 +312,24 @@ pub fn audit(
                 e.deadline_ms,
                 &e.previous_output,
             );
-            let result = e
-                .log
-                .clone()
-                .and_then(|log| crate::witnessed::step(floor, e.number, log.as_ref(), shown));
+            let moves = match &e.log {
+                Ok(Some(log)) => log.moves.clone(),
+                _ => Vec::new(),
+            };
+            let result = if moves.is_empty() {
+                e.log
+                    .clone()
+                    .and_then(|log| crate::witnessed::step(floor, e.number, log.as_ref(), shown))
+            } else {
+                // Void, its games moved: judged by its moves and their destination.
+                moved_epoch(fetch, server, floor, e, &moves)
+            };
             match result {
-                Ok(_) => {
+                // A moved epoch is void: its games keep no outcome of its own.
+                Ok(_) if moves.is_empty() => {
                     witnessed_ok.insert(e.number);
                 }
+                Ok(_) => {}
                 Err(detail) => fail(e.number, "witnessed", detail),
             }
         }
@@ -541,6 +552,53 @@ fn check_history(
         quorum: read.quorum,
         voided,
     }
+}
+
+/// `witnessed` of a void epoch whose games were moved (docs/PROTOCOL.md §21, "Moved games"):
+/// its moves cosigned by the quorum, repeating its bets, the last before the destination's
+/// commitment, and the destination witnessed.
+fn moved_epoch(
+    fetch: &dyn Fetch,
+    server: &str,
+    floor: &WitnessFloor,
+    e: &Epoch,
+    moves: &[Vec<LoggedEntry>],
+) -> Result<String, String> {
+    let last = moves
+        .last()
+        .map(std::slice::from_ref)
+        .ok_or("no move")?
+        .to_vec();
+    let d = vrs_protocol::tlog::moved::first_move(&last)?.to;
+    let dest = fetch_epoch(fetch, server, d).map_err(|err| format!("{err:#}"))?;
+    let dlog = dest
+        .log
+        .clone()?
+        .ok_or_else(|| format!("epoch {d}, where its games moved, has no witnessed log"))?;
+    let chain = vrs_protocol::tlog::moved::check(
+        moves,
+        e.number,
+        d,
+        &dlog.commitment,
+        Some(&floor.policy),
+    )?;
+    if (chain.first.bets_root, chain.first.bet_count) != (e.bets_root, e.bet_count) {
+        return Err(format!(
+            "the move of epoch {} names other bets than the epoch's record",
+            e.number
+        ));
+    }
+    let shown = crate::witnessed::shown(
+        d,
+        dest.committed,
+        dest.bets_root,
+        dest.bet_count,
+        dest.deadline_ms,
+        &dest.previous_output,
+    );
+    let w = crate::witnessed::step(floor, d, Some(&dlog), shown)
+        .map_err(|err| format!("{}; but epoch {d}: {err}", chain.detail))?;
+    Ok(format!("{}; epoch {d}: {w}", chain.detail))
 }
 
 fn log_line(log: &LogSummary) -> String {

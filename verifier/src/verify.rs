@@ -336,6 +336,12 @@ pub fn check(
         steps.insert(at, timing);
         if let Some(floor) = witness {
             steps.insert(at + 1, witnessed_step(proof, floor));
+            // Under a policy the moves must also be cosigned by its quorum.
+            if let Ok(Some(m)) = crate::witnessed::moves_of(proof) {
+                if let Some(s) = steps.iter_mut().find(|s| s.name == "moved") {
+                    *s = moved_step(proof, &m, Some(&floor.policy));
+                }
+            }
         }
         steps
     });
@@ -608,15 +614,23 @@ pub fn recompute(body: &Value, game_id: &str) -> anyhow::Result<Vec<Step>> {
         },
     ));
 
-    // 2. The leaf is included under the bets root the epoch input committed.
+    // 2. The leaf is included under the bets root the epoch input committed (a moved game's:
+    //    the one its first move repeats, its own epoch's).
     let bets_root = p.hash("bets_root");
+    let moved = crate::witnessed::moves_of(proof);
     steps.push(step(
         "merkle_inclusion",
         (|| {
             let leaf = leaf.clone()?;
-            let root = bets_root.clone()?;
+            let (root, size) = match &moved {
+                Ok(None) => (bets_root.clone()?, p.u64("bet_count")?),
+                Ok(Some(m)) => {
+                    let first = vrs_protocol::tlog::moved::first_move(&m.moves)?;
+                    (first.bets_root, first.bet_count)
+                }
+                Err(e) => return Err(e.clone()),
+            };
             let index = p.u64("leaf_index")?;
-            let size = p.u64("bet_count")?;
             let path = p.hashes("audit_path")?;
             if merkle::verify_inclusion(&merkle::leaf_hash(&leaf), index, size, &path, &root) {
                 Ok(format!(
@@ -631,6 +645,12 @@ pub fn recompute(body: &Value, game_id: &str) -> anyhow::Result<Vec<Step>> {
             }
         })(),
     ));
+
+    // 2a. A moved game: the moves lead from its epoch to the proof's, before its commitment
+    //     (checked under a policy by `vrs verify`, which has one: [`moved_step`]).
+    if let Ok(Some(m)) = &moved {
+        steps.push(moved_step(proof, m, None));
+    }
 
     // 3. The epoch input follows from the epoch, the previous output, the bets root and T.
     //    seed_e is recomputed here, never taken from the server; the VDF check uses it too
@@ -993,6 +1013,28 @@ fn witnessed_step(proof: &Value, floor: &WitnessFloor) -> Step {
                 )
             })();
             crate::witnessed::step(floor, e, evidence.as_ref(), shown)
+        })(),
+    )
+}
+
+/// `moved` (docs/PROTOCOL.md §21, "Moved games"): the moves chain from the game's epoch
+/// (`moved_from`) to the proof's (`vdfEpoch`), the last before its commitment; under `policy`
+/// each in checkpoints its quorum cosigned.
+fn moved_step(
+    proof: &Value,
+    m: &crate::witnessed::Moved,
+    policy: Option<&vrs_protocol::tlog::policy::Policy>,
+) -> Step {
+    let p = Fields(proof);
+    step(
+        "moved",
+        (|| {
+            let from = m
+                .from
+                .ok_or("the proof shows moves but names no epoch they move from (moved_from)")?;
+            let to = p.u64("vdfEpoch")?;
+            vrs_protocol::tlog::moved::check(&m.moves, from, to, &m.commitment, policy)
+                .map(|c| c.detail)
         })(),
     )
 }

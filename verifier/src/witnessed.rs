@@ -145,3 +145,32 @@ pub(crate) fn step(
     w.matches(&shown)?;
     Ok(w.detail)
 }
+
+/// A moved game's moves (docs/PROTOCOL.md §21, "Moved games"): `moved_from`, the `log.moves`
+/// lists and the destination's commitment.
+#[derive(Debug, Clone)]
+pub(crate) struct Moved {
+    pub(crate) from: Option<u64>,
+    pub(crate) moves: Vec<Vec<witnessed::LoggedEntry>>,
+    /// The destination's commitment (`log.commitment`).
+    pub(crate) commitment: Vec<witnessed::LoggedEntry>,
+}
+
+/// The moves of a proof; None for a game that was not moved (no `moved_from`, no or empty
+/// `log.moves`).
+pub(crate) fn moves_of(proof: &Value) -> Result<Option<Moved>, String> {
+    let from = match proof.get("moved_from") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.as_u64().ok_or("moved_from is not an epoch number")?),
+    };
+    let ev = evidence_of(proof)?;
+    let moves = ev.as_ref().map(|e| e.moves.clone()).unwrap_or_default();
+    if from.is_none() && moves.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Moved {
+        from,
+        moves,
+        commitment: ev.map(|e| e.commitment).unwrap_or_default(),
+    }))
+}

@@ -276,6 +276,12 @@ pub struct ServeConfig {
     #[cfg(feature = "testkit")]
     #[arg(long, hide = true)]
     pub testkit_second_commitment_of: Option<u64>,
+    /// Test-only (feature `testkit`, never in a release build): a void epoch's games resolve
+    /// with its own output instead of moving on, as a modified operator that stalled to grind
+    /// and wants the outcome it chose would (docs/PROTOCOL.md §21, "A staged stall").
+    #[cfg(feature = "testkit")]
+    #[arg(long, hide = true)]
+    pub testkit_keep_void_outcomes: bool,
     /// Log lines on stderr: text (for people) or json (one JSON object per line, for log
     /// collectors). RUST_LOG sets the level (default info).
     #[arg(long, env = "VRS_LOG_FORMAT", default_value = "text",

@@ -8,6 +8,7 @@
 //! anchored.rs   an anchor batch's entry, bound by its calldata and cosigned once
 //! entry.rs      the entries and their bytes
 //! history.rs    a whole log replayed under the witnesses' rules (an auditor's reading)
+//! moved.rs      the `moved` step: a void epoch's games sent on to a later epoch
 //! tree.rs       the tree: roots, proofs, tiles, entry bundles; a witness's Frontier
 //! note.rs       checkpoints, vkeys, cosignature/v1
 //! policy.rs     a verifier's witness policy (C2SP tlog-policy) and its quorum
@@ -19,6 +20,7 @@
 pub mod anchored;
 pub mod entry;
 pub mod history;
+pub mod moved;
 pub mod note;
 pub mod policy;
 pub mod rules;

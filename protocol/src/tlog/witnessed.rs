@@ -42,6 +42,10 @@ pub struct LogEvidence {
     pub origin: String,
     pub plan: Vec<LoggedEntry>,
     pub commitment: Vec<LoggedEntry>,
+    /// A void epoch's moves, from it on (docs/PROTOCOL.md §21, "Moved games"): one list per
+    /// move entry, the last into the epoch the games are judged by. Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moves: Vec<Vec<LoggedEntry>>,
     /// The output entry of epoch p(e), the y_p its input takes; empty for p = 0 (y_0) and
     /// until p's output is logged.
     #[serde(default)]
@@ -239,17 +243,15 @@ pub struct Witnessed {
 
 /// One entry proven in one or more checkpoints (each witness may have cosigned a different
 /// size), all of the same index and bytes, with each witness's earliest cosigned second.
-pub(crate) struct Proven {
-    pub(crate) entry: LogEntry,
-    pub(crate) index: u64,
-    pub(crate) earliest: std::collections::BTreeMap<(String, u32), u64>,
+#[derive(Debug)]
+pub struct Proven {
+    pub entry: LogEntry,
+    pub index: u64,
+    /// ((witness key name, key ID), earliest cosigned second).
+    pub earliest: std::collections::BTreeMap<(String, u32), u64>,
 }
 
-pub(crate) fn prove_all(
-    what: &str,
-    logged: &[LoggedEntry],
-    policy: &Policy,
-) -> Result<Proven, String> {
+pub fn prove_all(what: &str, logged: &[LoggedEntry], policy: &Policy) -> Result<Proven, String> {
     let first = logged
         .first()
         .ok_or_else(|| format!("no cosigned checkpoint holds the {what}"))?;

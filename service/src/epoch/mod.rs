@@ -26,7 +26,9 @@ use vrs_engine::merkle;
 use vrs_observe::clock::now_ms;
 use vrs_protocol::epoch_group::{Group, SeedRule};
 use vrs_protocol::outcome;
-use vrs_store::{EpochInput, EpochOutput, EpochRecord, PlanParams, Store, StoreError};
+use vrs_store::{
+    EpochInput, EpochOutput, EpochRecord, GameRecord, GameResolution, PlanParams, Store, StoreError,
+};
 
 /// What the loop is doing, for `/health`, `/` and `/api/v1/stats`.
 #[derive(Debug, Default)]
@@ -73,7 +75,34 @@ pub mod testkit {
     /// The epoch whose commitment the log gets twice, the second with another nonce (read by
     /// the log): what a witness's rule 3 refuses and a plain C2SP witness cosigns.
     pub static SECOND_COMMITMENT_OF: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    /// Set (to 1): a void epoch's games resolve with its own output, never moved (read by the
+    /// log's settlement), as an operator that stalled to grind an epoch would want.
+    pub static KEEP_VOID_OUTCOMES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 }
+
+/// How a closed epoch's games resolve, as the witnessed log settles it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settlement {
+    /// With the epoch's own output: its commitment was witnessed in time (or it has no plan in
+    /// the log).
+    Own,
+    /// Not known yet: held.
+    Wait,
+    /// Void: its games were moved to this later epoch.
+    MovedTo(u64),
+}
+
+/// What decides how a closed epoch's games resolve (the operator's witnessed log).
+#[async_trait::async_trait]
+pub trait Settle: Send + Sync + std::fmt::Debug {
+    async fn settlement(&self, epoch: u64) -> anyhow::Result<Settlement>;
+}
+
+/// Most moves followed from one epoch to the one its games resolve with.
+const MAX_MOVES: usize = 256;
+
+/// How often the held epochs are looked at again.
+const SETTLE_EVERY: Duration = Duration::from_millis(200);
 
 /// The epoch loop's configuration.
 #[derive(Debug, Clone)]
@@ -104,6 +133,7 @@ pub struct EpochLoop {
     store: Arc<dyn Store>,
     config: EpochConfig,
     status: Arc<LoopStatus>,
+    settler: Option<Arc<dyn Settle>>,
 }
 
 impl EpochLoop {
@@ -120,7 +150,14 @@ impl EpochLoop {
             store,
             config,
             status,
+            settler: None,
         })
+    }
+
+    /// Holds each epoch's games until `settler` settles them (None: resolved with the epoch).
+    pub fn with_settler(mut self, settler: Option<Arc<dyn Settle>>) -> Self {
+        self.settler = settler;
+        self
     }
 
     /// The store the loop runs on (the supervisor takes its lease).
@@ -146,6 +183,9 @@ struct Term<'a> {
     store: &'a dyn Store,
     config: &'a EpochConfig,
     status: &'a Arc<LoopStatus>,
+    settler: Option<&'a dyn Settle>,
+    /// When the held epochs were last looked at.
+    settled_at: Option<Instant>,
     events: tmpsc::UnboundedSender<Event>,
     inbox: tmpsc::UnboundedReceiver<Event>,
     /// Epochs whose VDF job is running.
@@ -169,6 +209,8 @@ impl<'a> Term<'a> {
             store: owner.store.as_ref(),
             config: &owner.config,
             status: &owner.status,
+            settler: owner.settler.as_deref(),
+            settled_at: None,
             events,
             inbox,
             running: BTreeSet::new(),
@@ -281,6 +323,7 @@ impl<'a> Term<'a> {
                 None => break,
             }
         }
+        self.settle_held().await?;
         let retry = self
             .retry_at
             .values()
@@ -444,6 +487,19 @@ impl<'a> Term<'a> {
     /// Resolves every game of `rec` from its computed output.
     async fn resolve(&mut self, rec: &EpochRecord, output: EpochOutput) -> anyhow::Result<()> {
         let e = rec.number;
+        let own = match self.settler {
+            None => true,
+            Some(s) => match s.settlement(e).await {
+                Ok(settled) => settled == Settlement::Own,
+                Err(err) => {
+                    self.finished.insert(e, output);
+                    return Err(err);
+                }
+            },
+        };
+        if !own {
+            return self.resolve_holding_games(rec, output).await;
+        }
         let settle_start = Instant::now();
         let games = match self.store.epoch_games(e).await {
             Ok(g) => g,
@@ -452,25 +508,8 @@ impl<'a> Term<'a> {
                 return Err(err.into());
             }
         };
-        // Tens of milliseconds of hashing for a large epoch: off the async workers (one by
-        // default), which would answer no request meanwhile, every epoch (the soak's p99).
-        let y = output.y.clone();
-        let derived = tokio::task::spawn_blocking(move || {
-            let mut resolutions = Vec::with_capacity(games.len());
-            for g in &games {
-                let o = outcome::derive(&y, &g.new)?;
-                resolutions.push(o.resolution(&g.new.game_id));
-            }
-            Ok::<_, String>((games, resolutions))
-        })
-        .await
-        .context("deriving the epoch's outcomes");
-        let (games, resolutions) = match derived {
-            Ok(Ok(d)) => d,
-            Ok(Err(msg)) => {
-                self.finished.insert(e, output);
-                return Err(anyhow!(msg));
-            }
+        let (games, resolutions) = match derive_outcomes(output.y.clone(), games).await {
+            Ok(d) => d,
             Err(err) => {
                 self.finished.insert(e, output);
                 return Err(err);
@@ -504,13 +543,7 @@ impl<'a> Term<'a> {
             m.epoch_seconds
                 .observe((output.resolved_at_ms - closed).max(0) as f64 / 1000.0);
         }
-        let mut per_game = BTreeMap::<&str, u64>::new();
-        for g in &games {
-            *per_game.entry(g.new.game.as_str()).or_default() += 1;
-        }
-        for (game, n) in per_game {
-            m.bets_resolved.with(&[game, "epoch"]).add(n);
-        }
+        count_resolved(&games);
         tracing::info!(
             epoch = e,
             games = games.len(),
@@ -521,6 +554,136 @@ impl<'a> Term<'a> {
         );
         Ok(())
     }
+}
+
+impl Term<'_> {
+    /// Stores epoch `rec`'s output with its games held (the log has not settled them yet).
+    async fn resolve_holding_games(
+        &mut self,
+        rec: &EpochRecord,
+        mut output: EpochOutput,
+    ) -> anyhow::Result<()> {
+        let e = rec.number;
+        output.resolved_at_ms = now_ms();
+        match self.store.resolve_epoch_holding_games(e, &output).await {
+            Ok(()) => {}
+            Err(StoreError::Conflict(_))
+                if self
+                    .store
+                    .epoch(e)
+                    .await?
+                    .is_some_and(|r| r.output.is_some()) => {}
+            Err(err) => {
+                self.finished.insert(e, output);
+                return Err(err.into());
+            }
+        }
+        self.evaluated.remove(&e);
+        self.status
+            .last_computation_ms
+            .store(output.computation_ms, Ordering::Relaxed);
+        self.status.epochs_resolved.fetch_add(1, Ordering::Relaxed);
+        vrs_observe::metrics::global().epochs_resolved.inc();
+        tracing::info!(
+            epoch = e,
+            "epoch resolved; its games wait for its commitment to be witnessed"
+        );
+        Ok(())
+    }
+
+    /// Resolves the games of every held epoch the log has settled: with the output of the
+    /// epoch they resolve with (its own, or the end of its moves), once that is stored.
+    async fn settle_held(&mut self) -> anyhow::Result<()> {
+        let Some(settler) = self.settler else {
+            return Ok(());
+        };
+        if self
+            .settled_at
+            .is_some_and(|at| at.elapsed() < SETTLE_EVERY)
+        {
+            return Ok(());
+        }
+        self.settled_at = Some(Instant::now());
+        for e in self.store.held_epochs().await? {
+            let Some(from) = outcome_epoch(settler, e).await? else {
+                continue;
+            };
+            let Some(y) = self
+                .store
+                .epoch(from)
+                .await?
+                .and_then(|r| r.output)
+                .map(|o| o.y)
+            else {
+                continue;
+            };
+            let games = self.store.epoch_games(e).await?;
+            let (games, resolutions) = derive_outcomes(y, games).await?;
+            self.store.resolve_held_games(e, from, &resolutions).await?;
+            count_resolved(&games);
+            if from == e {
+                tracing::info!(
+                    epoch = e,
+                    games = games.len(),
+                    "epoch witnessed: its games resolved"
+                );
+            } else {
+                tracing::warn!(
+                    epoch = e,
+                    to = from,
+                    games = games.len(),
+                    "void epoch: its games resolved with the epoch they were moved to"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Each game's outcome from `y`. Tens of milliseconds of hashing for a large epoch: off the
+/// async workers (one by default), which would answer no request meanwhile, every epoch (the
+/// soak's p99).
+async fn derive_outcomes(
+    y: Vec<u8>,
+    games: Vec<GameRecord>,
+) -> anyhow::Result<(Vec<GameRecord>, Vec<GameResolution>)> {
+    tokio::task::spawn_blocking(move || {
+        let mut resolutions = Vec::with_capacity(games.len());
+        for g in &games {
+            let o = outcome::derive(&y, &g.new)?;
+            resolutions.push(o.resolution(&g.new.game_id));
+        }
+        Ok::<_, String>((games, resolutions))
+    })
+    .await
+    .context("deriving the epoch's outcomes")?
+    .map_err(|msg| anyhow!(msg))
+}
+
+/// Counts resolved epoch games by game, for the metrics.
+fn count_resolved(games: &[GameRecord]) {
+    let m = vrs_observe::metrics::global();
+    let mut per_game = BTreeMap::<&str, u64>::new();
+    for g in games {
+        *per_game.entry(g.new.game.as_str()).or_default() += 1;
+    }
+    for (game, n) in per_game {
+        m.bets_resolved.with(&[game, "epoch"]).add(n);
+    }
+}
+
+/// The epoch whose output epoch `e`'s games take, following its moves; None while not known.
+async fn outcome_epoch(settler: &dyn Settle, e: u64) -> anyhow::Result<Option<u64>> {
+    let mut at = e;
+    for _ in 0..MAX_MOVES {
+        match settler.settlement(at).await? {
+            Settlement::Own => return Ok(Some(at)),
+            Settlement::Wait => return Ok(None),
+            Settlement::MovedTo(d) if d > at => at = d,
+            Settlement::MovedTo(d) => bail!("epoch {at}'s games moved back to epoch {d}"),
+        }
+    }
+    Ok(None)
 }
 
 /// The RFC 6962 root of `leaves`, hashed off the async workers (two hashes a bet, tens of

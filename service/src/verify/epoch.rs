@@ -219,14 +219,23 @@ impl EpochFacts {
     }
 }
 
+/// A moved game's own epoch e (docs/PROTOCOL.md §21, "Moved games"): its leaf is in e's
+/// tree, its outcome the destination's.
+#[derive(Debug, Clone, Copy)]
+pub struct Origin<'a> {
+    pub epoch: &'a EpochRecord,
+    pub tree: &'a merkle::Tree,
+}
+
 /// Verifies `game` of `epoch` with the epoch's shared [`EpochFacts`] and `neighbours`, what
-/// `timing` reads.
+/// `timing` reads; for a moved game, `epoch` is the destination and `origin` the game's own.
 pub fn verify(
     group: &Group,
     game: &GameRecord,
     epoch: &EpochRecord,
     facts: &EpochFacts,
     neighbours: &Neighbours,
+    origin: Option<Origin<'_>>,
 ) -> Verification {
     let mut checks = Vec::new();
     let g = &game.new;
@@ -251,14 +260,19 @@ pub fn verify(
         }
     });
 
-    // 2. The leaf is at its index in the epoch's bets tree, whose root the input committed.
-    let tree = &facts.tree;
+    // 2. The leaf is at its index in the epoch's bets tree, whose root the input committed (a
+    //    moved game's: its own epoch's).
+    let (tree, leaf_root) = match origin {
+        None => (facts.tree.as_ref(), bets_root),
+        Some(o) => (o.tree, Committed::of(o.epoch).bets_root),
+    };
     // A position the store does not know (never the case for a resolved game) fails the check.
     let seq = game.seq.unwrap_or(u64::MAX);
     let index = usize::try_from(seq).unwrap_or(usize::MAX);
     let path = tree.path(index).unwrap_or_default();
     let leaf_hash = merkle::leaf_hash(&g.leaf);
     check(&mut checks, "merkle_inclusion", {
+        let bets_root = leaf_root;
         if merkle::verify_inclusion(&leaf_hash, seq, tree.len() as u64, &path, &bets_root) {
             Ok(format!(
                 "leaf {index} of {} is included under bets root {}",
@@ -335,6 +349,7 @@ pub fn verify(
         interface: interface_members(e, &stored.rng_value),
         acceptance: None,
         log: None,
+        moved_from: origin.map(|o| o.epoch.number),
         anchoring: None,
     };
     let y = epoch.output.as_ref().map(|o| hex::encode(&o.y));
@@ -348,6 +363,7 @@ pub fn verify(
     let replay_steps = replay_steps(
         game,
         epoch,
+        origin.map_or(epoch, |o| o.epoch),
         &leaf_hash,
         &path,
         seed_hex,
@@ -357,9 +373,12 @@ pub fn verify(
     Verification::new(checks, result, replay_steps)
 }
 
+/// `own` is the game's epoch (for a moved game not `epoch`, whose output it takes).
+#[allow(clippy::too_many_arguments)]
 fn replay_steps(
     game: &GameRecord,
     epoch: &EpochRecord,
+    own: &EpochRecord,
     leaf_hash: &merkle::Hash,
     path: &[merkle::Hash],
     seed_hex: &str,
@@ -398,10 +417,10 @@ fn replay_steps(
             leaf: hex::encode(&g.leaf),
             leaf_hash: hex::encode(leaf_hash),
             leaf_index: game.seq,
-            bet_count: input.map(|i| i.bet_count),
+            bet_count: own.input.as_ref().map(|i| i.bet_count),
             audit_path: path.iter().map(hex::encode).collect(),
-            bets_root: input.map(|i| hex::encode(i.bets_root)),
-            closed_at: epoch.closed_at_ms.map(|ms| ms / 1000),
+            bets_root: own.input.as_ref().map(|i| hex::encode(i.bets_root)),
+            closed_at: own.closed_at_ms.map(|ms| ms / 1000),
         })),
         ReplayStep::EpochPublished(Box::new(EpochPublished {
             step: 2,

@@ -19,7 +19,7 @@ use anyhow::Context;
 use cache::KeptReport;
 pub use cache::VerifyCache;
 use epoch::EpochFacts;
-pub use epoch::{timing_check, verify, Neighbours};
+pub use epoch::{timing_check, verify, Neighbours, Origin};
 use std::sync::Arc;
 use vrs_engine::merkle;
 pub use vrs_protocol::epoch_group::veo_class;
@@ -27,7 +27,8 @@ use vrs_protocol::epoch_group::Group;
 pub use vrs_protocol::report::{check, Check, Verification};
 pub use vrs_protocol::timing::{timing_step, PriorEpoch, TimingFacts};
 use vrs_protocol::tlog::entry::{output_hash, CommitmentEntry};
-use vrs_protocol::tlog::witnessed::{self, ShownEpoch};
+use vrs_protocol::tlog::moved;
+use vrs_protocol::tlog::witnessed::{self, LogEvidence, ShownEpoch};
 use vrs_protocol::verification::Proof;
 use vrs_store::{EpochRecord, GameRecord, Store};
 
@@ -120,7 +121,9 @@ async fn epoch_facts(
     }
 }
 
-/// Verifies an epoch game; says whether every record the report read is final.
+/// Verifies an epoch game; says whether every record the report read is final. A game whose
+/// epoch is void and whose games were moved is verified as a game of the epoch they resolved
+/// with (docs/PROTOCOL.md §21, "Moved games").
 async fn lookup_epoch(
     store: &dyn Store,
     cache: &VerifyCache,
@@ -130,19 +133,36 @@ async fn lookup_epoch(
     epoch_number: u64,
 ) -> anyhow::Result<(Subject, Verification, bool)> {
     let game_id = &game.new.game_id;
-    let epoch = store
-        .epoch(epoch_number)
-        .await?
-        .with_context(|| format!("epoch {epoch_number} of game {game_id} is missing"))?;
+    let load = |n: u64| async move {
+        store
+            .epoch(n)
+            .await?
+            .with_context(|| format!("epoch {n} of game {game_id} is missing"))
+    };
+    let own = load(epoch_number).await?;
+    let outcome = match log {
+        Some(_) => store.games_outcome_epoch(epoch_number).await?,
+        None => None,
+    };
+    let moved_to = outcome.filter(|&d| d != epoch_number);
+    let epoch = match moved_to {
+        Some(d) => load(d).await?,
+        None => own.clone(),
+    };
     let group = Group::by_name(&epoch.modulus)
         .with_context(|| format!("epoch {} names group {}", epoch.number, epoch.modulus))?;
     let facts = epoch_facts(store, cache, workers, &group, &epoch).await?;
     let neighbours = Neighbours::load(store, &epoch).await?;
-    let mut v = verify(&group, game, &epoch, &facts, &neighbours);
+    let own_tree = match moved_to {
+        Some(_) => Some(epoch_tree(store, cache, &own).await?),
+        None => None,
+    };
+    let origin = own_tree.as_deref().map(|tree| Origin { epoch: &own, tree });
+    let mut v = verify(&group, game, &epoch, &facts, &neighbours, origin);
     let keys = PublishedKeys::load(store).await?;
     add_acceptance(&mut v, game, &keys);
     if let Some(log) = log {
-        add_witnessed(&mut v, log, &epoch).await?;
+        add_witnessed(&mut v, log, &epoch, moved_to.map(|_| &own)).await?;
     }
     // `timing` reads when y of epoch e − 1 was stored: final once it is.
     let settled =
@@ -151,13 +171,27 @@ async fn lookup_epoch(
 }
 
 /// Adds the epoch's log evidence to the proof and, with witnesses, the `witnessed` check
-/// against the server's own policy (docs/PROTOCOL.md §21, "The witnessed step").
+/// against the server's own policy (docs/PROTOCOL.md §21, "The witnessed step"); for a moved
+/// game (`moved_from`: its own epoch), the moves from its epoch on and the `moved` check.
 async fn add_witnessed(
     v: &mut Verification,
     log: &OperatorLog,
     epoch: &EpochRecord,
+    moved_from: Option<&EpochRecord>,
 ) -> anyhow::Result<()> {
-    let evidence = log.evidence(epoch.number).await?;
+    let mut evidence = log.evidence(epoch.number).await?;
+    if let (Some(own), Some(ev)) = (moved_from, evidence.as_mut()) {
+        ev.moves = log.moves_from(own.number).await?;
+        let result = moved_check(ev, own, epoch.number, log.floor());
+        let at = v
+            .checks
+            .iter()
+            .position(|c| c.name == "merkle_inclusion")
+            .map_or(v.checks.len(), |i| i + 1);
+        let mut one = Vec::new();
+        check(&mut one, "moved", result);
+        v.checks.splice(at..at, one);
+    }
     if let Some(floor) = log.floor() {
         let result = match (&evidence, shown(epoch)) {
             (None, _) | (_, None) => Err(format!(
@@ -176,6 +210,32 @@ async fn add_witnessed(
     }
     v.seal();
     Ok(())
+}
+
+/// The `moved` check of a game of `own` resolved with epoch `destination`: the log's moves
+/// lead there, before its commitment, cosigned by the server's quorum, the first repeating
+/// the bets the game's epoch committed.
+fn moved_check(
+    ev: &LogEvidence,
+    own: &EpochRecord,
+    destination: u64,
+    floor: Option<&witnessed::WitnessFloor>,
+) -> Result<String, String> {
+    let chain = moved::check(
+        &ev.moves,
+        own.number,
+        destination,
+        &ev.commitment,
+        floor.map(|f| &f.policy),
+    )?;
+    let committed = own.input.as_ref().map(|i| (i.bets_root, i.bet_count));
+    if committed != Some((chain.first.bets_root, chain.first.bet_count)) {
+        return Err(format!(
+            "the move of epoch {} names other bets than the epoch committed",
+            own.number
+        ));
+    }
+    Ok(chain.detail)
 }
 
 /// The stored record of a closed version-2 epoch, as the log's entries state it.

@@ -52,7 +52,11 @@ fn place_of(proof: &Value) -> Option<Place> {
     if proof["pool_served"].as_bool() == Some(true) {
         proof["pool_index"].as_u64().map(Place::Pool)
     } else {
-        proof["vdfEpoch"].as_u64().map(Place::Epoch)
+        // A moved game was accepted into its own epoch, not the one it resolved with.
+        proof["moved_from"]
+            .as_u64()
+            .or_else(|| proof["vdfEpoch"].as_u64())
+            .map(Place::Epoch)
     }
 }
 

@@ -130,7 +130,9 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     };
     #[cfg(feature = "testkit")]
     {
-        use vrs_service::epoch::testkit::{DECLARED_RATE, HELD_OUTPUT_MS, SECOND_COMMITMENT_OF};
+        use vrs_service::epoch::testkit::{
+            DECLARED_RATE, HELD_OUTPUT_MS, KEEP_VOID_OUTCOMES, SECOND_COMMITMENT_OF,
+        };
         let attacks = [
             (
                 config.testkit_declared_rate,
@@ -146,6 +148,11 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
                 config.testkit_second_commitment_of,
                 &SECOND_COMMITMENT_OF,
                 "the log gets a second commitment of this epoch",
+            ),
+            (
+                config.testkit_keep_void_outcomes.then_some(1),
+                &KEEP_VOID_OUTCOMES,
+                "void epochs' games keep their own outcome",
             ),
         ];
         for (value, slot, what) in attacks {
@@ -285,6 +292,14 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     if let Some(floor) = operator_log.as_ref().and_then(|d| d.log.floor()) {
         warn_if_short_for(iterations, plan.epoch_ms, floor.max_rate);
     }
+    // With witnesses, an epoch's games wait for its commitment to be witnessed, or go on to
+    // a later epoch when it is void (docs/PROTOCOL.md §21, "Voids").
+    let epoch_loop = epoch_loop.with_settler(
+        operator_log
+            .as_ref()
+            .filter(|d| !d.log.witnesses().is_empty())
+            .map(|d| Arc::clone(&d.log) as Arc<dyn vrs_service::epoch::Settle>),
+    );
     let notary = Arc::new(Notary {
         batch_every: Duration::from_millis(config.notary_batch_ms),
         x402,

@@ -8,10 +8,11 @@
 //!   nonces; the witnesses refuse, and `witnessed` fails in the server's report, `vrs verify`,
 //!   `vrs audit`, and the Python and TypeScript verifiers;
 //! - a staged stall: the operator stops (SIGSTOP) past an epoch's deadline and recovers; the
-//!   epoch's late commitment is refused, and its games fail `witnessed` everywhere;
+//!   epoch's late commitment is refused, and its games, served with the epoch's own outcome
+//!   (what the stall was for: an honest server moves them on), fail `witnessed` everywhere;
 //! - and the operator's other attacks, each in its own test below: an understated rate, a
 //!   lagging clock, a fork served to one client, an output held back (y_p chosen late), and
-//!   the witnesses down.
+//!   the witnesses down (void epochs' games moved to a witnessed one).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -105,6 +106,9 @@ pub(crate) struct Attack {
     pub(crate) second_commitment_of: Option<u64>,
     /// The witnesses are plain C2SP ones (append-only only: no application rules).
     pub(crate) plain_witnesses: bool,
+    /// A void epoch's games keep its own outcome instead of moving on (testkit): what an
+    /// operator that withheld, stalled or forked an epoch to choose its outcome must serve.
+    pub(crate) keep_void_outcomes: bool,
     /// Anchors on the EVM node at this URL, from the test account (`evm::KEY`), a batch every
     /// two epochs (not an attack: what the anchor attacks need).
     pub(crate) anchor_rpc: Option<&'static str>,
@@ -154,6 +158,9 @@ fn serve(data: &Path, url: &str, witnesses: &[(String, String)], attack: Attack)
     }
     if let Some(e) = attack.second_commitment_of {
         flags.extend(["--testkit-second-commitment-of".into(), e.to_string()]);
+    }
+    if attack.keep_void_outcomes {
+        flags.push("--testkit-keep-void-outcomes".into());
     }
     for (vkey, to) in witnesses {
         flags.extend(["--witness".into(), format!("{vkey} {to}")]);
@@ -228,7 +235,15 @@ pub(crate) fn operator(data: &Path, attack: Attack) -> Operator {
 /// different history) pushing to the same witnesses: the view it serves to one client.
 fn fork_of(op: &Operator, data: &Path) -> Operator {
     Operator {
-        server: serve(data, &free_url(), &op.witnesses, Attack::default()),
+        server: serve(
+            data,
+            &free_url(),
+            &op.witnesses,
+            Attack {
+                keep_void_outcomes: true,
+                ..Attack::default()
+            },
+        ),
         policy: op.policy.clone(),
         max_rate: op.max_rate.clone(),
         witnesses: op.witnesses.clone(),
@@ -483,7 +498,15 @@ fn every_verifier_says(op: &Operator, id: &str, e: u64, why: Option<&str>, what:
 #[test]
 fn an_honest_operator_passes_and_a_staged_stall_fails_witnessed_everywhere() {
     let data = tempfile::tempdir().unwrap();
-    let op = operator(data.path(), Attack::default());
+    // The stalling operator serves the stalled epoch's own outcome (an honest one moves its
+    // games on: the witnesses-down test below).
+    let op = operator(
+        data.path(),
+        Attack {
+            keep_void_outcomes: true,
+            ..Attack::default()
+        },
+    );
     // Past the first epochs (the witnesses' first contact cosigns them with a later time).
     let (_, first) = bet(&op.server, "warm-up");
     wait_for_epoch(&op.server, first + 2);
@@ -559,6 +582,7 @@ fn an_operator_withholding_its_commitments_fails_witnessed_everywhere() {
         data.path(),
         Attack {
             withhold: Some(Duration::from_millis(2_500)),
+            keep_void_outcomes: true,
             ..Attack::default()
         },
     );
@@ -611,6 +635,7 @@ fn an_operator_with_a_lagging_clock_fails_witnessed_everywhere() {
         data.path(),
         Attack {
             clock_lag_s: Some(5),
+            keep_void_outcomes: true,
             ..Attack::default()
         },
     );
@@ -750,12 +775,13 @@ fn an_operator_holding_back_an_output_fails_witnessed_everywhere() {
 }
 
 /// Witnesses down: all three stop answering (SIGSTOP) for 4 s, past their δ, while bets keep
-/// coming. Every bet is accepted and resolves; an epoch whose entries reached the witnesses
-/// late is void (its game fails `witnessed`: no quorum cosigned it in time), and the log
-/// goes on: the service voids the stale epochs so that the witnesses take the backlog, and a
-/// game placed once they answer again passes everywhere.
+/// coming. Every bet is accepted and held; an epoch whose commitment no quorum cosigned by its
+/// deadline + δ is void, and its games move on to a later epoch, until one is witnessed: once
+/// the witnesses answer again, every game resolves and passes every verifier with the policy,
+/// the void epochs' games as moved games (`moved`), and the log goes on (docs/PROTOCOL.md §21,
+/// "Voids").
 #[test]
-fn with_the_witnesses_down_bets_go_on_and_the_log_recovers() {
+fn with_the_witnesses_down_bets_go_on_void_epochs_move_and_every_game_resolves_witnessed() {
     let data = tempfile::tempdir().unwrap();
     let op = operator(data.path(), Attack::default());
     let (_, first) = bet(&op.server, "warm-up");
@@ -768,23 +794,47 @@ fn with_the_witnesses_down_bets_go_on_and_the_log_recovers() {
         during.push(bet(&op.server, &format!("during the outage {i}")));
         std::thread::sleep(Duration::from_millis(1_000));
     }
+    // Held, not resolved from an epoch no witness saw in time.
+    let (id, _) = &during[1];
+    let (status, g) = op.server.get(&format!("/api/v1/games/{id}"));
+    assert_eq!(status, 202, "a game of an unwitnessed epoch resolved: {g}");
     for w in &op._witnesses {
         w.freeze(false);
     }
     for (id, _) in &during {
         let g = op
             .server
-            .poll_ok(&format!("/api/v1/games/{id}"), Duration::from_secs(60));
+            .poll_ok(&format!("/api/v1/games/{id}"), Duration::from_secs(90));
         assert_eq!(g["status"], "resolved", "{g}");
     }
     wait_until_caught_up(&op.server);
     let (id, e) = honest_game(&op, "after the outage");
     every_verifier_passes(&op, &id, e);
-    // The epoch of the second bet opened and closed while no witness answered: void.
-    let (id, _) = &during[1];
-    let v = op
-        .server
-        .poll_ok(&format!("/api/v1/verify/{id}"), Duration::from_secs(60));
-    assert_eq!(check_of(&v, "witnessed")["passed"], false, "{v}");
+    // The epoch of the second bet opened and closed while no witness answered: void, and its
+    // games resolved with the epoch they were moved to.
+    let (id, e) = &during[1];
+    let v = server_check(&op.server, id, None);
+    assert_eq!(v["proof"]["moved_from"], *e, "{v}");
+    let destination = v["proof"]["vdfEpoch"].as_u64().unwrap();
+    assert!(destination > *e, "{v}");
+    assert_eq!(check_of(&v, "moved")["passed"], true, "{v}");
+    assert!(
+        !v["proof"]["log"]["moves"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
+    crate::protocol_docs::assert_documented("20.1", "a moved game's verification", &v);
+    let (_, record) = op.server.get(&format!("/api/v1/epochs/{e}"));
+    crate::protocol_docs::assert_documented("20.3", "a moved epoch", &record);
+    let (_, g) = op.server.get(&format!("/api/v1/games/{id}"));
+    assert_eq!(g["result"]["epoch"], *e, "{g}");
+    assert_eq!(g["result"]["entropy"], v["proof"]["y"], "{g}");
+    every_verifier_passes(&op, id, *e);
+    let (code, report) = vrs_verify(&op, id, true);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(step_of(&report, "moved")["passed"], true, "{report}");
+    let (_, report) = python_verify(&op, id);
+    assert_eq!(step_of(&report, "moved")["status"], "ok", "{report}");
+    let (_, report) = typescript_verify(&op, id);
+    assert_eq!(step_of(&report, "moved")["passed"], true, "{report}");
     assert!(op.server.stop());
 }
