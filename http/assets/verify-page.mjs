@@ -98,6 +98,7 @@ const POLL_LIMIT_MS = 10 * 60 * 1000;
 const WHAT = {
   bet_leaf: "The committed bet bytes encode this game's fields",
   merkle_inclusion: "The bet is in its epoch's bets tree (RFC 6962 audit path to the bets root)",
+  moved: "The game's epoch is void: logged moves sent its games on to the epoch whose output decides them, before that epoch's commitment, cosigned by a quorum of your witnesses (PROTOCOL §21, \"Moved games\")",
   bets_root: "The epoch's published leaves hash to its bets root",
   epoch_chain: "The epoch continues the chain: its previous output is y of its predecessor p(e) (the genesis output y_0 for p = 0)",
   epoch_input: "The VDF input x follows from the epoch, previous output, bets root and T (for a version-2 epoch, also its predecessor, nonce and timing)",

@@ -33,7 +33,8 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../clients/typescript/src/vrs-classgroup.mjs"),
     ),
     (
-        // Imported by vrs-verify.mjs when a witness policy is given (the `witnessed` step).
+        // Imported by vrs-verify.mjs when a witness policy is given (the `witnessed` step) or a
+        // game was moved (the `moved` step).
         "vrs-witnessed.mjs",
         "text/javascript; charset=utf-8",
         include_str!("../../clients/typescript/src/vrs-witnessed.mjs"),

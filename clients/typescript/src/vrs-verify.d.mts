@@ -501,15 +501,24 @@ export interface AcceptanceContext {
   pool_index?: number;
   /** The epoch of an epoch game. */
   vdfEpoch?: number;
+  /** A moved game's epoch it was accepted into (PROTOCOL.md §21, "Moved games"): the epoch its
+   *  acceptance must name. */
+  moved_from?: number | null;
+  /** The proof's log, whose `moves` (with `moved_from`) make a moved game. */
+  log?: Pick<LogEvidence, "moves"> | null;
   /** When the game was accepted (Unix ms). */
   bet_created_at_ms?: number | null;
 }
 
+/** Whether a proof is a moved game's (PROTOCOL.md §21, "Moved games"): it names `moved_from`
+ *  or shows moves (`log.moves` present and not empty). */
+export declare function isMovedGame(proof: Pick<AcceptanceContext, "moved_from" | "log"> | null | undefined): boolean;
+
 /** The `acceptance` check (PROTOCOL.md §11) of `acceptance` (null before version 2, which
  *  fails for a game accepted after the earliest key's since_ms) against the operator's
  *  published keys (objects or bare hex strings) and the proof: the signature must be over this
- *  game's leaf, its epoch or pool entry and its acceptance time, by a published key. Resolves
- *  with a detail string, or rejects with CheckFailed. */
+ *  game's leaf, its epoch (`moved_from` for a moved game) or pool entry and its acceptance
+ *  time, by a published key. Resolves with a detail string, or rejects with CheckFailed. */
 export declare function verifyAcceptance(
   acceptance: Acceptance | null | undefined,
   publishedKeys: readonly (AcceptanceKey | string)[] | null | undefined,
@@ -765,7 +774,8 @@ export interface Proof {
   leaf: string;
   /** SHA-256(0x00 ‖ leaf), hex; checked when present. */
   leaf_hash?: string;
-  /** The leaf's position: in the epoch's bets tree, or in the pool batch's tree. */
+  /** The leaf's position: in the epoch's bets tree (for a moved game, in epoch moved_from's),
+   *  or in the pool batch's tree. */
   leaf_index: number | null;
   /** The audit path of `leaf_index`, hex hashes. */
   audit_path: string[];
@@ -796,8 +806,12 @@ export interface Proof {
   /** The epoch's timing commitment; absent from a server before the timing rule (version 1). */
   timing?: Timing | null;
   /** The epoch's plan and commitment in the operator's witnessed log (PROTOCOL.md §21); absent
-   *  when the service keeps no log. */
+   *  when the service keeps no log. A moved game's also has `moves`. */
   log?: LogEvidence | null;
+  /** A moved game (PROTOCOL.md §21, "Moved games"): the void epoch e it was accepted into, whose
+   *  tree `leaf_index` and `audit_path` are in; the proof's other epoch members are those of
+   *  its last destination `vdfEpoch`. Absent (or null) for an ordinary game. */
+  moved_from?: number | null;
 
   // Pool-served games.
   /** True for a pool-served game. */
@@ -902,14 +916,15 @@ export declare function claimsOf(body: { replay_steps?: unknown }): Claims;
 // ---------------------------------------------------------------------------------------------
 
 /** The name of every step verifyGame can report, in the order it reports them: group, bet_leaf,
- *  then an epoch game's merkle_inclusion … timing (and witnessed, with a witness policy) or a
- *  pool-served game's pool_batch_chain …
+ *  then an epoch game's merkle_inclusion (then moved, for a moved game) … timing (and
+ *  witnessed, with a witness policy) or a pool-served game's pool_batch_chain …
  *  pool_bet_inclusion, then rng_value, dice, payout, acceptance and (with an anchor batch)
  *  anchor_inclusion. */
 export type StepName =
   | "group"
   | "bet_leaf"
   | "merkle_inclusion"
+  | "moved"
   | "bets_root"
   | "epoch_chain"
   | "epoch_record"

@@ -991,11 +991,25 @@ function unsignedOnlyBeforeSigning(publishedKeys, proof, what) {
 }
 
 /**
+ * Whether a proof is a moved game's (PROTOCOL.md §21, "Moved games"): it names `moved_from` or
+ * shows moves (`log.moves` present and not an empty list). Such a game was accepted into epoch
+ * `moved_from` and takes its outcome from epoch `vdfEpoch`, its last destination; an ordinary
+ * epoch game has neither, and no `moved` step.
+ */
+export function isMovedGame(proof) {
+  if (proof === null || typeof proof !== "object") return false;
+  if (proof.moved_from !== undefined && proof.moved_from !== null) return true;
+  const moves = proof.log !== null && typeof proof.log === "object" ? proof.log.moves : undefined;
+  return moves !== undefined && moves !== null && !(Array.isArray(moves) && moves.length === 0);
+}
+
+/**
  * The `acceptance` check (PROTOCOL.md §11, "Signed acceptance") of `acceptance` (the proof's
  * `acceptance`: null before version 2) against the operator's published keys and the proof
- * (its `leaf`, `pool_served`, `pool_index`, `vdfEpoch`, `bet_created_at_ms`): the signature
- * must be over this game's leaf, its epoch or pool entry and its acceptance time, by a
- * published key. Resolves with a detail string, or throws CheckFailed.
+ * (its `leaf`, `pool_served`, `pool_index`, `vdfEpoch`, `bet_created_at_ms`; for a moved game,
+ * `moved_from`): the signature must be over this game's leaf, its epoch (the one it was
+ * accepted into: `moved_from` for a moved game, §21 "Moved games") or pool entry and its
+ * acceptance time, by a published key. Resolves with a detail string, or throws CheckFailed.
  */
 export async function verifyAcceptance(acceptance, publishedKeys, proof) {
   if (acceptance === null || acceptance === undefined) {
@@ -1023,8 +1037,17 @@ export async function verifyAcceptance(acceptance, publishedKeys, proof) {
   } else {
     if (acceptance.kind !== "epoch") fail(`the acceptance is of kind ${JSON.stringify(acceptance.kind)}, but the game took the epoch path`);
     number = count(acceptance.epoch, "acceptance.epoch");
-    if (number !== proof.vdfEpoch) fail(`the acceptance names epoch ${number}, but the game is in epoch ${proof.vdfEpoch}`);
-    [kind, where] = [ACCEPTANCE_KIND.epoch, `accepted into epoch ${number}`];
+    if (isMovedGame(proof)) {
+      // A moved game was accepted into the void epoch its moves start from (PROTOCOL.md §21).
+      const from = count(proof.moved_from, "moved_from");
+      if (number !== from) {
+        fail(`the acceptance names epoch ${number}, but the game was accepted into epoch ${from} (moved_from) and moved to epoch ${proof.vdfEpoch}`);
+      }
+      [kind, where] = [ACCEPTANCE_KIND.epoch, `accepted into epoch ${number} (moved to epoch ${proof.vdfEpoch})`];
+    } else {
+      if (number !== proof.vdfEpoch) fail(`the acceptance names epoch ${number}, but the game is in epoch ${proof.vdfEpoch}`);
+      [kind, where] = [ACCEPTANCE_KIND.epoch, `accepted into epoch ${number}`];
+    }
   }
   const at = count(acceptance.accepted_at_ms, "acceptance.accepted_at_ms");
   const created = proof.bet_created_at_ms;
@@ -1293,7 +1316,8 @@ export const WITNESSED_NOTE =
 
 /** options.witnessPolicy, maxRate and deltaMs, checked: null without a policy, else {module
  *  (vrs-witnessed.mjs), policy, maxRate (null: the group's default), deltaMs}. The module is
- *  loaded only here, so a page that passes no policy never fetches it. */
+ *  loaded here, and otherwise only for a moved game or an anchor's `log`, so a page that meets
+ *  none of them never fetches it. */
 async function witnessInputs(options) {
   if (options.witnessPolicy === undefined || options.witnessPolicy === null) return null;
   const module = await import("./vrs-witnessed.mjs");
@@ -1452,7 +1476,11 @@ const eqArr = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.l
  * Verifies one game from the server at `baseUrl` ("" for the page's own origin).
  * `onStep(step)` is called with each check {name, passed, detail} as soon as it is computed; a
  * step that passes for now but waits on the server (a pool-served bet whose epoch is still
- * open) also has `pending: true`.
+ * open) also has `pending: true`. A moved game (PROTOCOL.md §21, "Moved games": accepted into
+ * void epoch `moved_from`, sent on by logged moves to `vdfEpoch`) also gets the step `moved`
+ * after `merkle_inclusion`; its leaf path leads into the first move's tree (e's), where
+ * `bets_root` also finds its leaf, and its `acceptance` names `moved_from`; every other step
+ * judges `vdfEpoch`.
  * Options: `group` (the group the proof must be in, the verifier's choice: "rsa2048" by
  * default; "classgroup-1024", or "test512" / "test1024" / "hex:<digits>" for a test server; null
  * takes the group the server names, which only a page served by that same server should do),
@@ -1825,6 +1853,12 @@ export async function verifyGame(baseUrl, gameId, onStep, options) {
       return records.get(n);
     };
     const getEpoch = async () => epochRecordOf(count(e, "vdfEpoch"));
+    // PROTOCOL.md §21, "Moved games": a game of void epoch e moved (by logged move entries) to
+    // epoch D = vdfEpoch. Its leaf stays in e's tree, whose root and size the first move entry
+    // repeats; everything else is D's.
+    const moved = isMovedGame(p);
+    const witnessModule = async () => (witness ? witness.module : await import("./vrs-witnessed.mjs"));
+    const firstMoveOf = lazy(async () => (await witnessModule()).firstMove(p));
 
     await check("merkle_inclusion", async () => {
       const leaf = hexToBytes(p.leaf, undefined, "leaf");
@@ -1832,13 +1866,52 @@ export async function verifyGame(baseUrl, gameId, onStep, options) {
       if (p.leaf_hash !== undefined && bytesToHex(lh) !== String(p.leaf_hash).toLowerCase()) {
         fail("leaf_hash is not SHA-256(0x00 ‖ leaf)");
       }
-      const root = hexToBytes(p.bets_root, 32, "bets_root");
       const index = count(p.leaf_index, "leaf_index");
+      if (moved) {
+        const m = await firstMoveOf();
+        const rootHex = bytesToHex(m.bets_root);
+        const got = await rootFromPath(lh, index, m.bet_count, hashList(p.audit_path, "audit_path"));
+        if (!bytesEqual(got, m.bets_root)) {
+          fail(`leaf ${index} of ${m.bet_count} and the audit path do not lead to epoch ${m.epoch}'s bets root ${rootHex} (the first move's)`);
+        }
+        return `leaf ${index} of ${m.bet_count} leads to epoch ${m.epoch}'s bets root ${short(rootHex)}, the first move's (the game moved to epoch ${e})`;
+      }
+      const root = hexToBytes(p.bets_root, 32, "bets_root");
       const size = count(p.bet_count, "bet_count");
       const got = await rootFromPath(lh, index, size, hashList(p.audit_path, "audit_path"));
       if (!bytesEqual(got, root)) fail(`leaf ${index} of ${size} and the audit path do not lead to bets root ${p.bets_root}`);
       return `leaf ${index} of ${size} leads to bets root ${short(p.bets_root)}`;
     });
+
+    // The chain of moves from the epoch the game was accepted into to D (PROTOCOL.md §21,
+    // "Moved games"): under a witness policy each move proven in checkpoints its quorum
+    // cosigned; without one, from the entries' bytes (the witnessed note says what is trusted).
+    if (moved) {
+      await check("moved", async () => (await witnessModule()).checkMoved(p, witness ? witness.policy : null));
+    }
+
+    // D's published leaves hash to its bets root, as for any of D's games; a moved game's leaf
+    // is among those of the epoch its first move names (e), which hash to the move's root.
+    const movedLeaf = async (dLeaves) => {
+      const m = await firstMoveOf();
+      const en = Number(m.epoch);
+      if (!Number.isSafeInteger(en)) fail(`the first move's epoch ${m.epoch} is not an epoch this verifier can fetch`);
+      const rec = await epochRecordOf(en);
+      const hashes = hashList(rec.leaf_hashes, `epoch ${en} leaf_hashes`);
+      const root = await merkleRoot(hashes);
+      if (bytesToHex(root) !== String(rec.bets_root).toLowerCase()) fail(`epoch ${en}'s ${hashes.length} leaves do not hash to its bets root`);
+      if (!bytesEqual(root, m.bets_root)) fail(`epoch ${en}'s published bets root is not the first move's ${bytesToHex(m.bets_root)}`);
+      if (rec.bet_count !== hashes.length || m.bet_count !== BigInt(hashes.length)) {
+        fail(`bet count ${m.bet_count} (first move) / ${rec.bet_count} (epoch ${en}) but ${hashes.length} leaves`);
+      }
+      const i = count(p.leaf_index, "leaf_index");
+      const lh = bytesToHex(await leafHash(hexToBytes(p.leaf, undefined, "leaf")));
+      if (!(i < hashes.length) || bytesToHex(hashes[i]) !== lh) fail(`epoch ${en}'s leaf ${i} is not this game's leaf (the game moved from epoch ${en})`);
+      return (
+        `epoch ${e}'s ${dLeaves} published leaves hash to its bets root; the game's leaf ${i} is among the ` +
+        `${hashes.length} of epoch ${en}, which hash to the first move's bets root`
+      );
+    };
 
     await check("bets_root", async () => {
       const rec = await getEpoch();
@@ -1851,6 +1924,7 @@ export async function verifyGame(baseUrl, gameId, onStep, options) {
       if (rec.bet_count !== hashes.length || p.bet_count !== hashes.length) {
         fail(`bet count ${p.bet_count} (proof) / ${rec.bet_count} (epoch) but ${hashes.length} leaves`);
       }
+      if (moved) return movedLeaf(hashes.length);
       const i = count(p.leaf_index, "leaf_index");
       const lh = bytesToHex(await leafHash(hexToBytes(p.leaf, undefined, "leaf")));
       if (!(i < hashes.length) || bytesToHex(hashes[i]) !== lh) fail(`epoch ${e}'s leaf ${i} is not this game's leaf`);

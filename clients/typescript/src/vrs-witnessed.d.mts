@@ -41,6 +41,9 @@ export interface LogEvidence {
   commitment: LoggedEntry[];
   /** p(e)'s output entry (empty for p = 0, and before it is logged). */
   previous_output?: LoggedEntry[];
+  /** A moved game's moves (PROTOCOL.md §21, "Moved games"): one list per move entry, from the
+   *  epoch the game was accepted into on, in order; absent or empty for an ordinary game. */
+  moves?: LoggedEntry[][];
 }
 
 export interface OperatorEntry {
@@ -322,3 +325,25 @@ export declare function checkWitnessed(
   policy: Policy | string,
   options: WitnessedOptions,
 ): Promise<string>;
+
+/** The proof members the `moved` step reads. */
+export interface MovedProof {
+  /** The epoch the game was accepted into. */
+  moved_from?: number | null;
+  /** The last destination D. */
+  vdfEpoch?: number;
+  /** `moves` and D's `commitment`. */
+  log?: Pick<LogEvidence, "moves" | "commitment"> | null;
+}
+
+/** The first move entry of a moved game's proof, decoded from the bytes of `log.moves[0]`'s
+ *  first LoggedEntry (not proven): the tree its leaf is in. Throws CheckFailed when there is no
+ *  move, or that entry is not a move entry. */
+export declare function firstMove(proof: MovedProof | null | undefined): MoveEntry;
+
+/** The `moved` step (PROTOCOL.md §21, "Moved games"): the chain of move entries from
+ *  `moved_from` to `vdfEpoch`, each logged before the next and the last before D's commitment;
+ *  under a policy (parsed, or its text) each LoggedEntry proven and each move cosigned by the
+ *  quorum; with null only the entries' bytes are read. Resolves with a detail string, or
+ *  rejects with CheckFailed. */
+export declare function checkMoved(proof: MovedProof | null | undefined, policy?: Policy | string | null): Promise<string>;

@@ -18,8 +18,12 @@
 // dependencies, browser-safe: SHA-256 through WebCrypto (vrs-verify.mjs's sha256), base64 by a
 // strict decoder of its own (no Buffer), Ed25519 by vrs-verify.mjs's BigInt verifier.
 //
-// vrs-verify.mjs loads this module only when it is given a policy or a proof's anchor carries
-// `log` (a dynamic import), so a page that meets neither need not serve this file.
+// It also has the `moved` step (§21, "Moved games"): a game whose epoch was void, moved by
+// logged move entries to the epoch whose outcome it takes.
+//
+// vrs-verify.mjs loads this module only when it is given a policy, a proof's anchor carries
+// `log` or the game is a moved one (a dynamic import), so a page that meets none of them need
+// not serve this file.
 
 import {
   CALLDATA_PREFIX,
@@ -853,4 +857,180 @@ export async function checkWitnessed(planList, commitmentList, policy, options =
     `epoch ${e}: ${entries} cosigned in time by ` +
     `${inTime.length ? inTime.join(", ") : "no witness"} (quorum ${quorum}; S = ${S} squarings/s, δ = ${delta} ms)`
   );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Moved games (§21, "Moved games: the `moved` step")
+// ---------------------------------------------------------------------------------------------
+
+/** One entry from the bytes of its LoggedEntry list, nothing proven (the `moved` step without a
+ *  policy): all of one index and bytes, the index a count, the bytes an entry. */
+function readAll(what, list) {
+  const first = list[0];
+  if (first === null || typeof first !== "object") fail(`the ${what}'s first logged entry is not an object`);
+  for (const l of list) {
+    if (l === null || typeof l !== "object" || l.index !== first.index || l.entry !== first.entry) {
+      fail(`the ${what}'s checkpoints name different entries (${first.index} and ${l && l.index})`);
+    }
+  }
+  if (!Number.isSafeInteger(first.index) || first.index < 0) fail(`the ${what}: the entry's index is not a count`);
+  let bytes;
+  try {
+    bytes = hexToBytes(first.entry, undefined, "the entry");
+  } catch {
+    fail(`the ${what}: the entry is not hex`);
+  }
+  try {
+    return { entry: decodeLogEntry(bytes), index: first.index, earliest: null };
+  } catch (e) {
+    if (e instanceof CheckFailed) fail(`the ${what}: ${e.message}`);
+    throw e;
+  }
+}
+
+/** A proof's `log.moves` as a list: absent and null read as empty; anything else but a list is
+ *  refused. */
+function movesOf(proof) {
+  const log = proof !== null && typeof proof === "object" ? proof.log : undefined;
+  const moves = log !== null && typeof log === "object" ? log.moves : undefined;
+  if (moves === undefined || moves === null) return [];
+  if (!Array.isArray(moves)) fail("the proof's log.moves is not a list");
+  return moves;
+}
+
+/**
+ * The first move entry of a moved game's proof, from the bytes of the first LoggedEntry of
+ * `log.moves[0]` (nothing proven: the `moved` step proves it): {kind: "move", epoch, to,
+ * bets_root, bet_count}, the tree of epoch e that the game's leaf and audit path lead to (its
+ * `merkle_inclusion`). Throws CheckFailed when there is no move, or that entry is not a move.
+ */
+export function firstMove(proof) {
+  const moves = movesOf(proof);
+  if (moves.length === 0) fail("the proof names no move");
+  const list = moves[0];
+  if (!Array.isArray(list) || list.length === 0) fail("log.moves[0] holds no logged entry");
+  const l = list[0];
+  if (l === null || typeof l !== "object") fail("log.moves[0]'s first logged entry is not an object");
+  let bytes;
+  try {
+    bytes = hexToBytes(l.entry, undefined, "the entry");
+  } catch {
+    fail("the first move's entry (log.moves[0]) is not hex");
+  }
+  let entry;
+  try {
+    entry = decodeLogEntry(bytes);
+  } catch (e) {
+    if (e instanceof CheckFailed) fail(`the first move's entry (log.moves[0]): ${e.message}`);
+    throw e;
+  }
+  if (entry.kind !== "move") fail(`the first move's entry (log.moves[0], entry ${l.index}) is a ${entry.kind} entry, not a move`);
+  return entry;
+}
+
+/**
+ * The `moved` step (§21, "Moved games") of a proof whose game was accepted into epoch
+ * `moved_from` and moved, by the move entries of `log.moves` (one LoggedEntry list per move, in
+ * order), to the epoch `vdfEpoch` whose outcome it takes. It passes when:
+ *
+ *   1. `moved_from` is an epoch number and `log.moves` a non-empty list;
+ *   2. each element is a non-empty list of LoggedEntry of one index and one entry, a move
+ *      (e_i, d_i);
+ *   3. e_1 = moved_from, d_i = e_(i+1), the last d = vdfEpoch (D), the indices strictly
+ *      increase, and the last is below that of D's commitment (`log.commitment`, non-empty);
+ *   4. under `policy` (parsePolicy's result, or its text), every LoggedEntry is proven
+ *      (checkpoint, cosignatures, audit path: proveEntry) and each move's checkpoints are
+ *      cosigned, at any time, by witnesses that satisfy the quorum.
+ *
+ * With `policy` null only 1–3 are checked, from the entries' bytes. Resolves with a detail
+ * string naming the chain, or rejects with CheckFailed.
+ */
+export async function checkMoved(proof, policy = null) {
+  if (typeof policy === "string") policy = await parsePolicy(policy);
+  const p = proof !== null && typeof proof === "object" ? proof : {};
+  // 1. A move and the epoch it starts from.
+  const moves = movesOf(p);
+  if (moves.length === 0) fail("the proof names no move");
+  if (p.moved_from === undefined || p.moved_from === null) fail("the proof shows moves but names no epoch they move from");
+  if (!Number.isSafeInteger(p.moved_from) || p.moved_from < 0) fail(`moved_from ${JSON.stringify(p.moved_from)} is not an epoch number`);
+  const D = p.vdfEpoch;
+  if (!Number.isSafeInteger(D) || D < 0) fail("vdfEpoch is missing or not a count");
+
+  // 2. (and 4's proofs) One move entry per list.
+  const chain = [];
+  for (let i = 0; i < moves.length; i++) {
+    const list = moves[i];
+    if (!Array.isArray(list)) fail(`log.moves[${i}] is not a list`);
+    if (list.length === 0) fail(`log.moves[${i}] is empty: no checkpoint holds its move`);
+    const what = `move in log.moves[${i}]`;
+    const m = policy ? await proveAll(what, list, policy) : readAll(what, list);
+    if (m.entry.kind !== "move") fail(`log.moves[${i}] holds entry ${m.index}, a ${m.entry.kind} entry, not a move`);
+    chain.push(m);
+  }
+
+  // 3. The chain: from moved_from, link by link, to D, in log order, before D's commitment.
+  const first = chain[0];
+  if (first.entry.epoch !== BigInt(p.moved_from)) {
+    fail(`the first move (entry ${first.index}) moves the games of epoch ${first.entry.epoch}, but the game was accepted into epoch ${p.moved_from} (moved_from)`);
+  }
+  for (let i = 1; i < chain.length; i++) {
+    const [a, b] = [chain[i - 1], chain[i]];
+    if (a.entry.to !== b.entry.epoch) {
+      fail(
+        `the chain of moves is broken: log.moves[${i - 1}] (entry ${a.index}) sends epoch ${a.entry.epoch}'s games to epoch ${a.entry.to}, ` +
+          `but log.moves[${i}] (entry ${b.index}) moves epoch ${b.entry.epoch}'s`,
+      );
+    }
+  }
+  const last = chain[chain.length - 1];
+  if (last.entry.to !== BigInt(D)) {
+    fail(`the last move (entry ${last.index}) sends the games to epoch ${last.entry.to}, but the proof is epoch ${D}'s (vdfEpoch)`);
+  }
+  for (let i = 1; i < chain.length; i++) {
+    const [a, b] = [chain[i - 1], chain[i]];
+    if (b.index <= a.index) {
+      fail(`log.moves[${i}] (entry ${b.index}) is not logged after log.moves[${i - 1}] (entry ${a.index}): a chain of moves follows the log's order`);
+    }
+  }
+  const log = p.log;
+  const cl = log.commitment;
+  if (cl !== undefined && cl !== null && !Array.isArray(cl)) fail("the proof's log.commitment is not a list");
+  if (!Array.isArray(cl) || cl.length === 0) {
+    fail(`the log shows no commitment of epoch ${D}: nothing places the moves before its input was fixed`);
+  }
+  const c = readAll(`commitment of epoch ${D}`, cl);
+  if (c.entry.kind !== "commitment" || c.entry.epoch !== BigInt(D)) {
+    const is = c.entry.kind === "commitment" ? `epoch ${c.entry.epoch}'s commitment` : `a ${c.entry.kind} entry`;
+    fail(`log.commitment holds entry ${c.index}, ${is}, not epoch ${D}'s commitment`);
+  }
+  if (last.index >= c.index) {
+    fail(
+      `the last move (entry ${last.index}) is not logged before epoch ${D}'s commitment (entry ${c.index}): ` +
+        `the games reached epoch ${D} after its input was fixed`,
+    );
+  }
+
+  // 4. Each move cosigned by the quorum, at any time (a move carries no stamp).
+  const cosigned = [];
+  if (policy) {
+    for (const m of chain) {
+      const by = policy.witnesses
+        .filter((w) => m.earliest.has(`${w.key.name}+${hex8(w.key.id)}`))
+        .map((w) => w.name)
+        .sort();
+      if (!quorumSatisfied(policy, by)) {
+        fail(
+          `the move of epoch ${m.entry.epoch} to epoch ${m.entry.to} (entry ${m.index}) is cosigned by [${by.join(", ")}], ` +
+            `short of the quorum ${describeQuorum(policy)}`,
+        );
+      }
+      cosigned.push(by);
+    }
+  }
+  const hops = chain.map((m, i) => {
+    const to = `${i === 0 ? "its games moved to" : "then to"} epoch ${m.entry.to} (entry ${m.index})`;
+    return policy ? `${to}, cosigned by [${cosigned[i].join(", ")}]` : to;
+  });
+  const detail = `epoch ${p.moved_from} is void: ${hops.join(", ")}; logged before epoch ${D}'s commitment (entry ${c.index})`;
+  return policy ? detail : `${detail}; not checked against a witness policy: the moves are the log's word`;
 }

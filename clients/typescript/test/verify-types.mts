@@ -16,6 +16,7 @@ import {
   extractGameId,
   fetchVerification,
   isClassGroupId,
+  isMovedGame,
   modulusFromId,
   rollDice,
   settle,
@@ -34,8 +35,10 @@ import {
 } from "../src/vrs-verify.mjs";
 import { ClassGroupError, Discriminant, FORM_SIZE, createDiscriminant, type Form } from "../src/vrs-classgroup.mjs";
 import {
+  checkMoved,
   checkWitnessed,
   decodeLogEntry,
+  firstMove,
   defaultMaxRate,
   parsePolicy,
   shownOfProof,
@@ -239,6 +242,24 @@ async function useWitnessed(): Promise<void> {
   void detail;
   // @ts-expect-error: S is required
   await checkWitnessed(plan, plan, policy, {});
+
+  // A moved game (PROTOCOL.md §21, "Moved games"): moved_from and log.moves, and its step.
+  const moved: Proof = { ...proof, moved_from: 4, log: { origin: "o", plan, commitment: [], moves: [plan] } };
+  if (isMovedGame(moved)) {
+    const chain: string = await checkMoved(moved, policy);
+    const unchecked: string = await checkMoved(moved, null);
+    const first = firstMove(moved);
+    same<typeof first.kind, "move">(true);
+    same<typeof first.bet_count, bigint>(true);
+    void chain, unchecked;
+  }
+  const step: StepName = "moved";
+  void step;
+  // @ts-expect-error: moves are lists of LoggedEntry, one list per move
+  const flat: Proof = { ...proof, log: { origin: "o", plan, commitment: [], moves: plan } };
+  // @ts-expect-error: moved_from is an epoch number
+  const named: Proof = { ...proof, moved_from: "4" };
+  void flat, named;
   // @ts-expect-error: a logged entry's proof is a list of base64 hashes
   const bad: LoggedEntry = { index: 0, entry: "", checkpoint: "", proof: "" };
   void bad;

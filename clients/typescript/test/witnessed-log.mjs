@@ -39,6 +39,9 @@ export const encodeVoid = (epoch, stampedMs) => v.concat(tagged("void"), v.u64(e
 /** The output entry of §21: u64 e ‖ SHA-256(y_e). */
 export const encodeOutput = (epoch, outputHash) => v.concat(tagged("output"), v.u64(epoch), outputHash);
 
+/** The move entry of §21: u64 e ‖ u64 d ‖ bets_root_e[32] ‖ u64 bet_count_e (`to` is d). */
+export const encodeMove = (m) => v.concat(tagged("move"), v.u64(m.epoch), v.u64(m.to), m.bets_root, v.u64(m.bet_count));
+
 /** An Ed25519 note key: {name, alg, publicKey (32 bytes), sign(msg) → 64 bytes, vkey, id}. */
 export async function noteKey(name, alg) {
   const { publicKey, privateKey } = generateKeyPairSync("ed25519");
@@ -71,6 +74,14 @@ async function path(m, leaves) {
   if (m < k) return [...(await path(m, leaves.slice(0, k))), await mth(leaves.slice(k))];
   return [...(await path(m - k, leaves.slice(k))), await mth(leaves.slice(0, k))];
 }
+
+/** The RFC 6962 root of a tree of leaf hashes (a bets tree, section 11), by RFC 6962's
+ *  recursion. */
+export const treeRoot = (leafHashes) => (leafHashes.length === 0 ? v.sha256(new Uint8Array(0)) : mth(leafHashes));
+
+/** The RFC 6962 audit path of leaf `index` among `leafHashes`, the sibling nearest the leaf
+ *  first (hashes as bytes). */
+export const auditPath = (index, leafHashes) => path(index, leafHashes);
 
 /** An append-only log under `logKey` (its name is the origin). */
 export function operatorLog(logKey) {

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .ed25519 import ed25519_verify_strict
 from .encoding import StepFail, StepPend, UsageError, as_int, need, unhex
 from .merkle import leaf_hash, mth
+from .moved import is_moved
 from .source import Source
 from .steps import Ctx, acceptance_message, anchor_calldata, verify_epoch_commitment
 from .witnessed import evidence_of, operator_of
@@ -133,8 +134,10 @@ def step_acceptance_stored(saved: Saved, verification: dict) -> str:
         need(False, f"{what} is stored altered: {changes}")
     kind, number = saved.place()
     if kind == 1:
-        need(proof.get("pool_served") is not True and proof.get("vdfEpoch") == number,
-             f"{what} is stored elsewhere")
+        # P§21 "Moved games": a moved game is stored as accepted into e = moved_from (its proof's
+        # vdfEpoch is the last destination's).
+        place = proof.get("moved_from") if is_moved(proof) else proof.get("vdfEpoch")
+        need(proof.get("pool_served") is not True and place == number, f"{what} is stored elsewhere")
     else:
         need(proof.get("pool_served") is True and proof.get("pool_index") == number,
              f"{what} is stored elsewhere")

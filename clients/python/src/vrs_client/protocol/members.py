@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import decimal
 
-from .encoding import need
+from .encoding import StepFail, need
+from .moved import first_move
 from .steps import Ctx, json_eq
 
 
@@ -78,6 +79,14 @@ MEMBERS = {'20.1': {'checks': ['array'],
           'proof.log.commitment[].index': ['integer'],
           'proof.log.commitment[].proof': ['array'],
           'proof.log.commitment[].proof[]': ['string'],
+          'proof.log.moves': ['array'],
+          'proof.log.moves[]': ['array'],
+          'proof.log.moves[][]': ['object'],
+          'proof.log.moves[][].checkpoint': ['string'],
+          'proof.log.moves[][].entry': ['string'],
+          'proof.log.moves[][].index': ['integer'],
+          'proof.log.moves[][].proof': ['array'],
+          'proof.log.moves[][].proof[]': ['string'],
           'proof.log.operator': ['array'],
           'proof.log.operator[]': ['object'],
           'proof.log.operator[].checkpoint': ['string'],
@@ -102,6 +111,7 @@ MEMBERS = {'20.1': {'checks': ['array'],
           'proof.log.previous_output[].proof[]': ['string'],
           'proof.modulus': ['string'],
           'proof.modulus_n': ['string'],
+          'proof.moved_from': ['integer'],
           'proof.pi': ['string'],
           'proof.pool_batch': ['integer'],
           'proof.pool_index': ['integer'],
@@ -259,6 +269,14 @@ MEMBERS = {'20.1': {'checks': ['array'],
           'log.commitment[].index': ['integer'],
           'log.commitment[].proof': ['array'],
           'log.commitment[].proof[]': ['string'],
+          'log.moves': ['array'],
+          'log.moves[]': ['array'],
+          'log.moves[][]': ['object'],
+          'log.moves[][].checkpoint': ['string'],
+          'log.moves[][].entry': ['string'],
+          'log.moves[][].index': ['integer'],
+          'log.moves[][].proof': ['array'],
+          'log.moves[][].proof[]': ['string'],
           'log.operator': ['array'],
           'log.operator[]': ['object'],
           'log.operator[].checkpoint': ['string'],
@@ -579,10 +597,22 @@ def step_members(c: Ctx) -> str:
     t = p.get("timing") or {}
     if not c.pool:
         eq("bet_committed.leaf_hash", bc.get("leaf_hash"), p.get("leaf_hash"))
-        for k in ("bets_root", "bet_count"):
-            eq(f"bet_committed.{k}", bc.get(k), p.get(k))
-        eq("bet_committed.epoch", bc.get("epoch"), p.get("vdfEpoch"))
-        eq("bet_committed.closed_at", bc.get("closed_at"), secs(t.get("closed_at_ms")))
+        if c.moved:
+            # P§21 "Moved games": bet_committed is e's (moved_from; the first move entry's root and
+            # count), its closed_at closed_e, which the proof does not carry (not compared).
+            eq("bet_committed.epoch", bc.get("epoch"), p.get("moved_from"))
+            try:
+                move = first_move(p)
+            except StepFail as e:
+                bad.append(f"bet_committed.bets_root/bet_count: no first move to compare with ({e})")
+            else:
+                eq("bet_committed.bets_root", bc.get("bets_root"), move.bets_root.hex())
+                eq("bet_committed.bet_count", bc.get("bet_count"), move.bet_count)
+        else:
+            for k in ("bets_root", "bet_count"):
+                eq(f"bet_committed.{k}", bc.get(k), p.get(k))
+            eq("bet_committed.epoch", bc.get("epoch"), p.get("vdfEpoch"))
+            eq("bet_committed.closed_at", bc.get("closed_at"), secs(t.get("closed_at_ms")))
         for k in ("epoch_seed", "previous_output", "bets_root"):
             eq(f"vdf_epoch_published.{k}", vp.get(k), p.get(k))
         eq("vdf_epoch_published.previous_epoch", vp.get("previous_epoch"), t.get("previous_epoch"))
@@ -643,7 +673,8 @@ def step_members(c: Ctx) -> str:
             eq(f"result.{k}", res.get(k), bet.get(k))
         if "request_id" in res or "client_seed" in res or "random" in res:
             bad.append("result has raw-RNG members for a bet")
-    eq("result.epoch", res.get("epoch"), None if c.pool else p.get("vdfEpoch"))
+    # P§21 "Moved games": a moved game's result.epoch stays e (moved_from).
+    eq("result.epoch", res.get("epoch"), None if c.pool else p.get("moved_from") if c.moved else p.get("vdfEpoch"))
     if c.pool:
         eq("result.pool_served", res.get("pool_served"), True)
         eq("result.pool_index", res.get("pool_index"), p.get("pool_index"))

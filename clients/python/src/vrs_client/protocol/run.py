@@ -9,7 +9,7 @@ import time
 
 from .encoding import StepFail, StepPend, UsageError
 from .source import Source
-from .steps import Ctx, step_acceptance, step_anchor_inclusion, step_bet_leaf, step_bets_root, step_dice, step_epoch_chain, step_epoch_input, step_epoch_record, step_group, step_merkle_inclusion, step_payout, step_pool_anchor, step_pool_batch_chain, step_pool_batch_seed, step_pool_bet_inclusion, step_pool_committed, step_pool_entry_input, step_pool_game_id, step_pool_inclusion, step_result_hash, step_rng_value, step_timing, step_vdf_proof, step_witnessed
+from .steps import Ctx, step_acceptance, step_anchor_inclusion, step_bet_leaf, step_bets_root, step_dice, step_epoch_chain, step_epoch_input, step_epoch_record, step_group, step_merkle_inclusion, step_moved, step_payout, step_pool_anchor, step_pool_batch_chain, step_pool_batch_seed, step_pool_bet_inclusion, step_pool_committed, step_pool_entry_input, step_pool_game_id, step_pool_inclusion, step_result_hash, step_rng_value, step_timing, step_vdf_proof, step_witnessed
 from .members import step_members
 
 
@@ -50,13 +50,18 @@ def fetch_verification(src: Source, game_id: str, deadline: float):
 
 def steps_for(c: Ctx):
     """The steps of this game: with a witness policy (P§21), epoch games add `witnessed` after
-    `timing`; pool-served games never do (their batches are not timed by the log yet)."""
+    `timing`; pool-served games never do (their batches are not timed by the log yet).  A moved
+    game (P§21 "Moved games") adds `moved` right after `merkle_inclusion`, with or without a policy."""
     if c.pool:
         return POOL_STEPS
-    if getattr(c.args, "witness", None) is None:
-        return EPOCH_STEPS
-    at = [n for n, _ in EPOCH_STEPS].index("timing") + 1
-    return EPOCH_STEPS[:at] + [("witnessed", step_witnessed)] + EPOCH_STEPS[at:]
+    steps = list(EPOCH_STEPS)
+    if c.moved:
+        at = [n for n, _ in steps].index("merkle_inclusion") + 1
+        steps[at:at] = [("moved", step_moved)]
+    if getattr(c.args, "witness", None) is not None:
+        at = [n for n, _ in steps].index("timing") + 1
+        steps[at:at] = [("witnessed", step_witnessed)]
+    return steps
 
 
 def run_steps(c: Ctx):

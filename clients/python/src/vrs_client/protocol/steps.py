@@ -10,6 +10,7 @@ from .ed25519 import ed25519_verify_strict
 from .merkle import fold_path, leaf_hash, mth
 from .games import DICE_TYPES, SICBO_TYPES, bet_leaf_bytes, cents, f_field, fmt_cents, rng_value, roll_dice, settle_dice, settle_sicbo
 from .source import Source
+from .moved import check_moved, first_move, is_moved
 from .witnessed import AnchorEntry, check_proof, expected_anchor_calldata
 
 
@@ -24,6 +25,8 @@ class Ctx:
         steps = verify_resp.get("replay_steps")
         self.replay = {s.get("action"): s for s in steps or [] if isinstance(s, dict)}
         self.pool = self.proof.get("pool_served") is True
+        # P§21 "Moved games": an epoch game accepted into e, verified as a game of the last destination D.
+        self.moved = not self.pool and is_moved(self.proof)
 
     def seed(self):
         return unhex(self.proof.get("epoch_seed"), 32, "epoch_seed") if not self.pool else None
@@ -128,36 +131,70 @@ def step_bet_leaf(c: Ctx) -> str:
 
 
 def step_merkle_inclusion(c: Ctx) -> str:
-    """P§11, §13: fold the audit path (RFC 9162 §2.1.3.2) from the leaf hash to the bets root."""
+    """P§11, §13: fold the audit path (RFC 9162 §2.1.3.2) from the leaf hash to the bets root.
+    P§21 "Moved games": for a moved game, to the first move entry's bets_root_e of bet_count_e
+    leaves (e's tree, from the entry's bytes), not to the proof's (D's) bets_root."""
     p = c.proof
     lh = leaf_hash(unhex(p.get("leaf"), None, "leaf"))
-    idx, size = as_int(p.get("leaf_index"), "leaf_index"), as_int(p.get("bet_count"), "bet_count")
+    idx = as_int(p.get("leaf_index"), "leaf_index")
     audit = p.get("audit_path")
+    if c.moved:
+        move = first_move(p)
+        size = move.bet_count
+        need(isinstance(audit, list), "audit_path is not an array")
+        root = fold_path(lh, idx, size, audit)
+        need(root == move.bets_root, f"audit path does not give epoch {move.epoch}'s bets root (the first move's)")
+        return f"leaf {idx} of {size} under epoch {move.epoch}'s bets root {root.hex()[:16]}… (the first move's)"
+    size = as_int(p.get("bet_count"), "bet_count")
     need(isinstance(audit, list), "audit_path is not an array")
     root = fold_path(lh, idx, size, audit)
     need(root.hex() == str(p.get("bets_root")).lower(), "audit path does not give bets_root")
     return f"leaf {idx} of {size} under bets root {root.hex()[:16]}…"
 
 
+def step_moved(c: Ctx) -> str:
+    """P§21 "Moved games: the `moved` step", for a moved game only: the chain of move entries
+    from `moved_from` to vdfEpoch, logged in order before D's commitment; under the verifier's
+    own --witness-policy (c.args.witness), each move proven and cosigned by its quorum."""
+    floor = getattr(c.args, "witness", None)
+    return check_moved(c.proof, floor.policy if floor is not None else None)
+
+
 def step_bets_root(c: Ctx) -> str:
     """P§13: not one of `vrs verify`'s steps, but the browser page's: "plus bets_root from the
     epoch's published leaf_hashes".  The leaf hashes of GET /api/v1/epochs/{e} must number
-    bet_count, give bets_root, and hold this game's leaf hash at leaf_index."""
+    bet_count, give bets_root, and hold this game's leaf hash at leaf_index.  GUESS: for a moved
+    game (P§21 "Moved games") D's leaf hashes give D's bets root as for any of D's games, and the
+    game's leaf is at leaf_index among those of e (moved_from), which give the first move's root
+    and count (the tree the leaf's path is in)."""
     e = as_int(c.proof.get("vdfEpoch"), "vdfEpoch")
+    hashes = published_leaves(c, e)
+    need(mth(hashes).hex() == str(c.proof.get("bets_root")).lower(), "proof's bets_root ≠ the epoch's")
+    need(len(hashes) == c.proof.get("bet_count"), "proof's bet_count ≠ the epoch's")
+    at, tree = e, hashes
+    if c.moved:
+        move = first_move(c.proof)
+        at, tree = move.epoch, published_leaves(c, move.epoch)
+        need(mth(tree) == move.bets_root and len(tree) == move.bet_count,
+             f"epoch {at}'s published leaves are not the tree its move names ({move.bet_count} leaves under "
+             f"{move.bets_root.hex()[:16]}…)")
+    idx = as_int(c.proof.get("leaf_index"), "leaf_index")
+    need(0 <= idx < len(tree) and tree[idx].hex() == str(c.proof.get("leaf_hash")).lower(),
+         "the epoch's leaf at leaf_index is not this game's" + (f" (epoch {at}'s tree)" if c.moved else ""))
+    return (f"{len(hashes)} published leaves of epoch {e} hash to its bets root"
+            + (f"; the game's leaf {idx} is among the {len(tree)} of epoch {at}, as moved" if c.moved else ""))
+
+
+def published_leaves(c: Ctx, e: int) -> list[bytes]:
+    """The leaf hashes of GET /api/v1/epochs/{e}, which must number its bet_count and give its bets_root."""
     rec = c.src.epoch(e)
     need(rec is not None, f"GET /api/v1/epochs/{e}: cannot be fetched")
     lh_list = rec.get("leaf_hashes")
     need(isinstance(lh_list, list), f"epoch {e} has no leaf_hashes")
     hashes = [unhex(h, 32, "leaf_hashes[]") for h in lh_list]
     need(len(hashes) == as_int(rec.get("bet_count"), "bet_count"), "leaf_hashes count ≠ bet_count")
-    root = mth(hashes)
-    need(root.hex() == str(rec.get("bets_root")).lower(), "epoch's leaf hashes do not give its bets_root")
-    need(root.hex() == str(c.proof.get("bets_root")).lower(), "proof's bets_root ≠ the epoch's")
-    need(len(hashes) == c.proof.get("bet_count"), "proof's bet_count ≠ the epoch's")
-    idx = as_int(c.proof.get("leaf_index"), "leaf_index")
-    need(0 <= idx < len(hashes) and hashes[idx].hex() == str(c.proof.get("leaf_hash")).lower(),
-         "the epoch's leaf at leaf_index is not this game's")
-    return f"{len(hashes)} published leaves of epoch {e} hash to its bets root"
+    need(mth(hashes).hex() == str(rec.get("bets_root")).lower(), "epoch's leaf hashes do not give its bets_root")
+    return hashes
 
 
 def y_of_epoch(c: Ctx, p: int) -> bytes:
@@ -341,7 +378,12 @@ def step_timing(c: Ctx) -> str:
     # a game it holds, nor before opened_at_ms") and "Whose numbers" (opened_at_ms ≤ acceptance ≤
     # closed_at_ms).  GUESS(G33): that a verifier's `timing` checks it with bet_created_at_ms.
     created = as_int(c.proof.get("bet_created_at_ms"), "bet_created_at_ms")
-    need(opened <= created <= closed, f"accepted at {created}, outside the epoch's window {opened}..{closed}")
+    if c.moved:
+        # P§21 "Moved games": the game was accepted into e (moved_from), whose window the proof does
+        # not carry; sent to D before D's commitment, it was accepted before D closed.
+        need(created <= closed, f"accepted at {created}, after epoch {e} closed ({closed}), which it was moved to")
+    else:
+        need(opened <= created <= closed, f"accepted at {created}, outside the epoch's window {opened}..{closed}")
     # rule 1
     notes = []
     if e >= 2:
@@ -518,7 +560,8 @@ def v1_time_rule(c: Ctx, what: str) -> str:
 
 def step_acceptance(c: Ctx) -> str:
     """P§11 "Signed acceptance", P§13: the stored acceptance verifies under a published key and
-    signs this game's leaf, its epoch (vdfEpoch) or pool entry (pool_index), and bet_created_at_ms."""
+    signs this game's leaf, its epoch (vdfEpoch; P§21 "Moved games": moved_from for a moved game)
+    or pool entry (pool_index), and bet_created_at_ms."""
     p = c.proof
     acc = p.get("acceptance")
     if acc is None:
@@ -536,8 +579,10 @@ def step_acceptance(c: Ctx) -> str:
         kind = 2
     else:
         need(acc.get("kind") == "epoch", f"acceptance kind {acc.get('kind')!r} for an epoch game")
-        number = as_int(p.get("vdfEpoch"), "vdfEpoch")
-        need(acc.get("epoch") == number and acc.get("pool_index") is None, "acceptance names another epoch")
+        number = as_int(p.get("moved_from"), "moved_from") if c.moved else as_int(p.get("vdfEpoch"), "vdfEpoch")
+        need(acc.get("epoch") == number and acc.get("pool_index") is None,
+             f"acceptance names another epoch ({acc.get('epoch')!r:.30}, not moved_from {number})" if c.moved
+             else "acceptance names another epoch")
         kind = 1
     at = as_int(acc.get("accepted_at_ms"), "accepted_at_ms")
     need(json_eq(at, p.get("bet_created_at_ms")), f"accepted_at_ms {at} ≠ bet_created_at_ms {p.get('bet_created_at_ms')}")
