@@ -159,6 +159,9 @@ impl Witness {
             return Answer::text(422, e);
         }
         let mut next = state.clone();
+        // One time for the rules and the cosignature: a commitment this witness vouches for
+        // (rule 9) is one its cosignature shows in time.
+        let mut now_ms = vrs_observe::clock::now_ms().max(0) as u64;
         if let Some(url) = &log.url {
             let entries = match self.fetch(url, state.size, cp.size).await {
                 Ok(e) => e,
@@ -193,11 +196,13 @@ impl Witness {
                     }
                 }
             }
+            now_ms = vrs_observe::clock::now_ms().max(0) as u64;
             let clock = Clock {
-                now_ms: vrs_observe::clock::now_ms().max(0) as u64,
+                now_ms,
                 delta_ms: self.config.delta_ms,
                 first_contact: state.size == 0,
                 audit: false,
+                cosign_s: cosign_second(now_ms, state.cosigned_at),
             };
             match rules::apply(&state.app, state.size, &decoded, clock) {
                 Ok(app) => next.app = app,
@@ -208,8 +213,7 @@ impl Witness {
             }
             next.frontier = frontier;
         }
-        let now_s = (vrs_observe::clock::now_ms().max(0) as u64) / 1000;
-        let time = now_s.max(state.cosigned_at).max(1);
+        let time = cosign_second(now_ms, state.cosigned_at);
         let line = match self.config.cosigner.cosign(&cp.text, time) {
             Ok(l) => l,
             Err(e) => return Answer::text(500, e),
@@ -291,4 +295,9 @@ fn monitored_note(text: &[u8], note: &[u8], log: &VKey, cosignature: &[u8]) -> S
     }
     out.push_str(&String::from_utf8_lossy(cosignature));
     out
+}
+
+/// The second a cosignature at `now_ms` carries: never before the last one (`last`), never 0.
+fn cosign_second(now_ms: u64, last: u64) -> u64 {
+    (now_ms / 1000).max(last).max(1)
 }

@@ -116,6 +116,7 @@ pub fn replay(entries: Vec<Vec<u8>>, root: Hash) -> Result<History, Broken> {
         delta_ms: 0,
         first_contact: true,
         audit: true,
+        cosign_s: 0,
     };
     rules::apply(&AppState::default(), 0, &decoded, clock).map_err(|r: Refusal| Broken {
         index: r.index,

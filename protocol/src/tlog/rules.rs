@@ -60,10 +60,10 @@ pub struct EpochSeen {
     pub deadline_ms: u64,
     pub committed: bool,
     pub void: bool,
-    /// This witness cosigned the commitment at a time a verifier may count in time (by its
-    /// clock, at most deadline + δ + 1 s, whether or not a void came with it; on first contact
-    /// always, to be safe): it refuses to move the epoch's games (rule 9). None: state written
-    /// before this was kept, read as `committed`.
+    /// This witness cosigned the commitment at a time a verifier counts in time (its
+    /// cosignature's second t with 1000 · t ≤ deadline + δ, whether or not a void came with
+    /// it; on first contact always, to be safe): it refuses to move the epoch's games (rule
+    /// 9). None: state written before this was kept, read as `committed`.
     #[serde(default)]
     pub in_time: Option<bool>,
     /// The commitment's bets root (hex) and count, which a move of the epoch repeats.
@@ -113,6 +113,10 @@ pub struct Clock {
     /// is vouched for, since the auditor cosigned nothing (rule 9's in-time clause is the
     /// auditor's own check).
     pub audit: bool,
+    /// The Unix second the witness's cosignature of this submission carries, which a
+    /// verifier's deadline line reads: it vouches for a commitment taken here when
+    /// 1000 · cosign_s ≤ deadline + δ (rule 9).
+    pub cosign_s: u64,
 }
 
 /// Applies the rules to `entries` (decoded, in log order, the first at `first_index`);
@@ -237,11 +241,12 @@ pub fn apply(
                 }
                 seen.committed = true;
                 seen.bets = Some((hex::encode(c.bets_root), c.bet_count));
-                // What a verifier's deadline line may count in time (its δ_v at most this δ,
-                // the cosignature's whole second): this witness then vouched for the epoch,
-                // even when a void came with it.
-                let by = seen.deadline_ms.saturating_add(clock.delta_ms) + 1000;
-                seen.in_time = Some(!clock.audit && (clock.first_contact || clock.now_ms <= by));
+                // What a verifier's deadline line counts in time (its δ_v at most this δ), read
+                // off the very cosignature this submission gets: this witness then vouched for
+                // the epoch, even when a void came with it.
+                let by = seen.deadline_ms.saturating_add(clock.delta_ms);
+                let cosigned_ms = clock.cosign_s.saturating_mul(1000);
+                seen.in_time = Some(!clock.audit && (clock.first_contact || cosigned_ms <= by));
                 committed_here.insert(e);
                 if !voided_here.contains(&e) {
                     fresh(&format!("the commitment of epoch {e}"), c.closed_ms)?;
@@ -372,7 +377,9 @@ pub fn apply(
                         "a second move of epoch {e}: its games go to one epoch"
                     )));
                 }
-                if seen.in_time.unwrap_or(seen.committed) {
+                // On first contact the history's moves are taken as they are (this witness
+                // cosigned none of it in time); later ones are judged by what it vouched for.
+                if !clock.first_contact && seen.in_time.unwrap_or(seen.committed) {
                     return Err(refuse(format!(
                         "move of epoch {e}, whose commitment this witness cosigned in time: its \
                          games keep its outcome"
@@ -460,6 +467,7 @@ mod tests {
             delta_ms: 500,
             first_contact: false,
             audit: false,
+            cosign_s: now / 1000,
         }
     }
 
@@ -770,6 +778,30 @@ mod tests {
         };
         let s = apply(&AppState::default(), 0, &history, replay).unwrap();
         assert_eq!(s.epochs[&1].in_time, Some(false));
+        // A witness joining a log that already moved a committed epoch's games takes that
+        // history (it vouched for none of it); a later move of an epoch it took is refused.
+        let moved_history = [
+            plan(1, T0),
+            commit(1, T0, T0 + 900),
+            void(1, later),
+            plan(2, later),
+            moved(1, 2, 0, 0),
+        ];
+        let s = apply(&AppState::default(), 0, &moved_history, first).unwrap();
+        assert!(s.epochs[&1].moved);
+        let s = apply(
+            &s,
+            5,
+            &[
+                commit(2, later, later + 100),
+                void(2, later + 100),
+                plan(3, later + 100),
+            ],
+            at(later + 100),
+        )
+        .unwrap();
+        let e = apply(&s, 8, &[moved(2, 3, 0, 0)], at(later + 200)).unwrap_err();
+        assert!(e.reason.contains("cosigned in time"), "{e}");
     }
 
     #[test]
