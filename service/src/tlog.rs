@@ -777,9 +777,26 @@ impl OperatorLog {
     /// Adds a cosignature line to the stored checkpoint of `size`.
     async fn record(&self, size: u64, note: &[u8], line: &str) -> anyhow::Result<()> {
         let mut collected = self.collected.lock().await;
-        let entry = collected
-            .entry(size)
-            .or_insert_with(|| String::from_utf8_lossy(note).into_owned());
+        // What is stored already (before a restart, or by another leader) is kept: a later
+        // cosignature of the same size never replaces an earlier one.
+        let stored = match collected.contains_key(&size) {
+            true => None,
+            false => self
+                .store
+                .log_checkpoints_covering(size.saturating_sub(1), 1)
+                .await?
+                .into_iter()
+                .find(|(s, _)| *s == size)
+                .map(|(_, n)| n),
+        };
+        let entry = collected.entry(size).or_insert_with(|| {
+            stored.unwrap_or_else(|| String::from_utf8_lossy(note).into_owned())
+        });
+        // One line per witness key: its first cosignature is the one that times entries.
+        let name = line.strip_prefix("— ").and_then(|l| l.split(' ').next());
+        if name.is_some_and(|n| cosigned_by(entry, n)) {
+            return Ok(());
+        }
         entry.push_str(line);
         let full = entry.clone();
         while collected.len() > 16 {
@@ -947,7 +964,8 @@ impl OperatorLog {
 /// With witnesses, an epoch's games resolve with its own output once its commitment is
 /// cosigned by the server's quorum by its deadline + δ; past deadline + δ + 1 s without that,
 /// the log voids the epoch and moves its games to the epoch open then (docs/PROTOCOL.md §21,
-/// "Voids"): a witness that took the commitment by then vouched for it and refuses the move.
+/// "Voids"): a witness that cosigned the commitment in time vouched for it and refuses the
+/// move, and any such cosignature has come back by then.
 #[async_trait::async_trait]
 impl Settle for OperatorLog {
     async fn settlement(&self, epoch: u64) -> anyhow::Result<Settlement> {
@@ -980,8 +998,15 @@ impl OperatorLog {
                 i.moves.get(&epoch).copied(),
             )
         };
-        if let Some((_, to)) = moved {
-            return Ok(Settlement::MovedTo(to));
+        if let Some((index, to)) = moved {
+            // Its games go to `to` once the server's quorum cosigned the move (at any time):
+            // what every verifier's `moved` step asks.
+            let cosigned = self.cosigned_by_quorum(index, floor).await?;
+            return Ok(if cosigned {
+                Settlement::MovedTo(to)
+            } else {
+                Settlement::Wait
+            });
         }
         let Some(at) = at.filter(|a| a.plan.is_some()) else {
             // Not in the log: an epoch from before it (or of version 1), or one it has not
@@ -992,14 +1017,27 @@ impl OperatorLog {
                 Settlement::Own
             });
         };
-        if let Some(c) = at.commitment {
-            if self.committed_in_time(c, at.deadline_ms, floor).await? {
-                return Ok(Settlement::Own);
-            }
+        let in_time = match at.commitment {
+            Some(c) => self.in_time(c, at.deadline_ms, floor).await?,
+            None => BTreeSet::new(),
+        };
+        if floor.policy.satisfied_by(&in_time) {
+            return Ok(Settlement::Own);
         }
         let decided_at = at.deadline_ms + floor.delta_ms + 1000;
         if (now_ms().max(0) as u64) <= decided_at {
             return Ok(Settlement::Wait);
+        }
+        if !in_time.is_empty() {
+            // Some witnesses (short of the quorum) cosigned the commitment in time and vouched
+            // for it: they would refuse a move, and then every later checkpoint (rule 9). The
+            // games keep the epoch's own outcome, and fail `witnessed` (short of the quorum).
+            tracing::warn!(
+                epoch,
+                witnesses = ?in_time,
+                "the commitment was cosigned in time by fewer than the quorum: not moved"
+            );
+            return Ok(Settlement::Own);
         }
         if last_plan.saturating_sub(epoch) >= CATCH_UP_EPOCHS {
             // Too old for the witnesses to take a move of it: its games keep its own outcome
@@ -1015,19 +1053,19 @@ impl OperatorLog {
         Ok(moved.map_or(Settlement::Wait, |(_, to)| Settlement::MovedTo(to)))
     }
 
-    /// Whether entry `index` (a commitment) was cosigned by the server's quorum by
-    /// `deadline_ms` + δ, each witness's earliest cosigned second.
-    async fn committed_in_time(
+    /// The policy names of the witnesses that cosigned entry `index` (a commitment) by
+    /// `deadline_ms` + δ, each by its earliest cosigned second.
+    async fn in_time(
         &self,
         index: u64,
         deadline_ms: u64,
         floor: &WitnessFloor,
-    ) -> anyhow::Result<bool> {
+    ) -> anyhow::Result<BTreeSet<String>> {
         let logged = self.logged(index).await?;
         let Ok(proven) = prove_all("commitment", &logged, &floor.policy) else {
-            return Ok(false);
+            return Ok(BTreeSet::new());
         };
-        let in_time: BTreeSet<String> = floor
+        Ok(floor
             .policy
             .witnesses
             .iter()
@@ -1038,8 +1076,27 @@ impl OperatorLog {
                     .is_some_and(|&t| t * 1000 <= deadline_ms + floor.delta_ms)
             })
             .map(|w| w.name.clone())
+            .collect())
+    }
+
+    /// Whether the server's quorum cosigned entry `index`, at any time.
+    async fn cosigned_by_quorum(&self, index: u64, floor: &WitnessFloor) -> anyhow::Result<bool> {
+        let logged = self.logged(index).await?;
+        let Ok(proven) = prove_all("move", &logged, &floor.policy) else {
+            return Ok(false);
+        };
+        let names: BTreeSet<String> = floor
+            .policy
+            .witnesses
+            .iter()
+            .filter(|w| {
+                proven
+                    .earliest
+                    .contains_key(&(w.key.name.clone(), w.key.id))
+            })
+            .map(|w| w.name.clone())
             .collect();
-        Ok(floor.policy.satisfied_by(&in_time))
+        Ok(floor.policy.satisfied_by(&names))
     }
 
     /// Logs a void of `epoch` (unless logged) and the move of its games to the epoch open now

@@ -316,13 +316,20 @@ pub fn audit(
                 Ok(Some(log)) => log.moves.clone(),
                 _ => Vec::new(),
             };
-            let result = if moves.is_empty() {
-                e.log
-                    .clone()
-                    .and_then(|log| crate::witnessed::step(floor, e.number, log.as_ref(), shown))
-            } else {
+            let own = e
+                .log
+                .clone()
+                .and_then(|log| crate::witnessed::step(floor, e.number, log.as_ref(), shown));
+            let result = match (&own, moves.is_empty()) {
+                (_, true) => own,
+                // Witnessed in time keeps its outcome: a move of its games is a second draw.
+                (Ok(_), false) => Err(format!(
+                    "epoch {} is witnessed in time and its record also shows a move of its \
+                     games: two outcomes for its games",
+                    e.number
+                )),
                 // Void, its games moved: judged by its moves and their destination.
-                moved_epoch(fetch, server, floor, e, &moves)
+                (Err(_), false) => moved_epoch(fetch, server, floor, e, &moves),
             };
             match result {
                 // A moved epoch is void: its games keep no outcome of its own.

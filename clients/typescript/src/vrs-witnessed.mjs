@@ -1003,6 +1003,17 @@ export async function checkMoved(proof, policy = null) {
     const is = c.entry.kind === "commitment" ? `epoch ${c.entry.epoch}'s commitment` : `a ${c.entry.kind} entry`;
     fail(`log.commitment holds entry ${c.index}, ${is}, not epoch ${D}'s commitment`);
   }
+  // One log: every move is shown in checkpoints of the origin D's commitment is (a policy may
+  // name several logs, and the witnesses' rule 9 holds within each).
+  const originOf = (l) => (typeof l?.checkpoint === "string" ? l.checkpoint.split("\n")[0] : undefined);
+  const origin = originOf(cl[0]);
+  for (const list of moves) {
+    for (const l of list) {
+      if (originOf(l) !== origin) {
+        fail(`entry ${l.index} is shown in a checkpoint of another log than epoch ${D}'s commitment (${origin})`);
+      }
+    }
+  }
   if (last.index >= c.index) {
     fail(
       `the last move (entry ${last.index}) is not logged before epoch ${D}'s commitment (entry ${c.index}): ` +

@@ -87,6 +87,21 @@ pub fn check(
     policy: Option<&Policy>,
 ) -> Result<MoveChain, String> {
     let commitment_index = commitment_index(commitment, destination)?;
+    // One log: every move in checkpoints of the origin D's commitment is shown in (a policy
+    // may name several logs, and rule 9 holds within each).
+    if let Some(origin) = commitment.first().and_then(|c| c.checkpoint.lines().next()) {
+        if let Some(other) = moves
+            .iter()
+            .flatten()
+            .find(|l| l.checkpoint.lines().next() != Some(origin))
+        {
+            return Err(format!(
+                "entry {} is shown in a checkpoint of another log than epoch {destination}'s \
+                 commitment ({origin})",
+                other.index
+            ));
+        }
+    }
     if moves.is_empty() {
         return Err("the proof names no move".into());
     }

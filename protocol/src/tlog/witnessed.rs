@@ -44,7 +44,11 @@ pub struct LogEvidence {
     pub commitment: Vec<LoggedEntry>,
     /// A void epoch's moves, from it on (docs/PROTOCOL.md §21, "Moved games"): one list per
     /// move entry, the last into the epoch the games are judged by. Absent when none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_empty"
+    )]
     pub moves: Vec<Vec<LoggedEntry>>,
     /// The output entry of epoch p(e), the y_p its input takes; empty for p = 0 (y_0) and
     /// until p's output is logged.
@@ -53,6 +57,14 @@ pub struct LogEvidence {
     /// The log's first entry, the operator's declaration (its anchor chain and address).
     #[serde(default)]
     pub operator: Vec<LoggedEntry>,
+}
+
+/// An absent or null list reads as empty (docs/PROTOCOL.md §21, "Moved games").
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<Vec<LoggedEntry>>, D::Error> {
+    use serde::Deserialize as _;
+    Ok(Option::<Vec<Vec<LoggedEntry>>>::deserialize(d)?.unwrap_or_default())
 }
 
 /// The epoch record a verifier was shown (the proof's or the epoch endpoint's), in the terms

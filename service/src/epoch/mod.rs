@@ -323,7 +323,11 @@ impl<'a> Term<'a> {
                 None => break,
             }
         }
-        self.settle_held().await?;
+        // A settlement that fails (the log's store, a conflict) is retried on the next pass; it
+        // must not hold up the next close.
+        if let Err(e) = self.settle_held().await {
+            tracing::warn!(error = %format!("{e:#}"), "settling held games failed");
+        }
         let retry = self
             .retry_at
             .values()
@@ -594,9 +598,6 @@ impl Term<'_> {
     /// Resolves the games of every held epoch the log has settled: with the output of the
     /// epoch they resolve with (its own, or the end of its moves), once that is stored.
     async fn settle_held(&mut self) -> anyhow::Result<()> {
-        let Some(settler) = self.settler else {
-            return Ok(());
-        };
         if self
             .settled_at
             .is_some_and(|at| at.elapsed() < SETTLE_EVERY)
@@ -604,8 +605,15 @@ impl Term<'_> {
             return Ok(());
         }
         self.settled_at = Some(Instant::now());
+        // Each epoch's settlement once per pass (many held epochs may end at one).
+        let mut known = BTreeMap::new();
         for e in self.store.held_epochs().await? {
-            let Some(from) = outcome_epoch(settler, e).await? else {
+            let from = match self.settler {
+                Some(settler) => outcome_epoch(settler, e, &mut known).await?,
+                // Held by a server with witnesses, now run without: as today, its own output.
+                None => Some(e),
+            };
+            let Some(from) = from else {
                 continue;
             };
             let Some(y) = self
@@ -673,10 +681,22 @@ fn count_resolved(games: &[GameRecord]) {
 }
 
 /// The epoch whose output epoch `e`'s games take, following its moves; None while not known.
-async fn outcome_epoch(settler: &dyn Settle, e: u64) -> anyhow::Result<Option<u64>> {
+async fn outcome_epoch(
+    settler: &dyn Settle,
+    e: u64,
+    known: &mut BTreeMap<u64, Settlement>,
+) -> anyhow::Result<Option<u64>> {
     let mut at = e;
     for _ in 0..MAX_MOVES {
-        match settler.settlement(at).await? {
+        let settled = match known.get(&at) {
+            Some(&s) => s,
+            None => {
+                let s = settler.settlement(at).await?;
+                known.insert(at, s);
+                s
+            }
+        };
+        match settled {
             Settlement::Own => return Ok(Some(at)),
             Settlement::Wait => return Ok(None),
             Settlement::MovedTo(d) if d > at => at = d,

@@ -180,6 +180,11 @@ async fn add_witnessed(
     moved_from: Option<&EpochRecord>,
 ) -> anyhow::Result<()> {
     let mut evidence = log.evidence(epoch.number).await?;
+    if let (None, Some(ev)) = (moved_from, evidence.as_mut()) {
+        // The game took its epoch's own outcome: a move of the epoch (one its quorum never
+        // cosigned, say) is not its verification's.
+        ev.moves.clear();
+    }
     if let (Some(own), Some(ev)) = (moved_from, evidence.as_mut()) {
         ev.moves = log.moves_from(own.number).await?;
         let result = moved_check(ev, own, epoch.number, log.floor());

@@ -119,6 +119,16 @@ def check_moved(proof: dict, policy: Policy | None) -> str:
          f"log.commitment is entry {c_index}, "
          + (f"epoch {c_entry.epoch}'s commitment" if isinstance(c_entry, CommitmentEntry)
             else f"a {KIND_OF[type(c_entry)]}") + f", not epoch {D}'s commitment")
+    # One log: every move in checkpoints of the origin D's commitment is shown in (a policy may
+    # name several logs, and the witnesses' rule 9 holds within each).
+    def origin_of(v) -> str | None:
+        cp = v.get("checkpoint") if isinstance(v, dict) else None
+        return cp.split("\n", 1)[0] if isinstance(cp, str) else None
+    origin = origin_of(commitment[0])
+    for m in chain:
+        for v in m.logged:
+            need(origin_of(v) == origin, f"entry {m.index} is shown in a checkpoint of another log than epoch {D}'s "
+                                         f"commitment ({origin})")
     need(last.index < c_index,
          f"the move of epoch {last.entry.epoch} (entry {last.index}) is not logged before epoch {D}'s commitment "
          f"(entry {c_index}): the games were not sent to epoch {D} while it was open")
